@@ -1,0 +1,90 @@
+//! Horizontal bit-packing: values laid one after another in a little-endian bit stream.
+
+use super::low_mask;
+use crate::error::take;
+use crate::CodecError;
+
+/// Bytes that `n` values of `bits` bits occupy.
+#[inline]
+pub(crate) fn packed_len(n: usize, bits: u32) -> usize {
+    (n * bits as usize).div_ceil(8)
+}
+
+/// Appends `values`, each truncated to its low `bits` bits (`bits` in 0..=32).
+pub(crate) fn pack(values: &[u32], bits: u32, out: &mut Vec<u8>) {
+    debug_assert!(bits <= 32);
+    if bits == 0 {
+        return;
+    }
+    let mask = low_mask(bits);
+    let mut acc = 0u64;
+    let mut filled = 0u32;
+    out.reserve(packed_len(values.len(), bits));
+    for &v in values {
+        acc |= u64::from(v & mask) << filled;
+        filled += bits;
+        while filled >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            filled -= 8;
+        }
+    }
+    if filled > 0 {
+        out.push(acc as u8);
+    }
+}
+
+/// Reads 8 bytes at `at` as a little-endian u64, zero-filling past the end of `input`.
+#[inline]
+fn read_u64_padded(input: &[u8], at: usize) -> u64 {
+    match input.get(at..at + 8) {
+        Some(bytes) => u64::from_le_bytes(bytes.try_into().expect("8 bytes")),
+        None => {
+            let mut buf = [0u8; 8];
+            let rest = input.get(at..).unwrap_or(&[]);
+            buf[..rest.len()].copy_from_slice(rest);
+            u64::from_le_bytes(buf)
+        }
+    }
+}
+
+/// Fills `out` with values of `bits` bits from the start of `input`; returns the bytes read.
+pub(crate) fn unpack(input: &[u8], bits: u32, out: &mut [u32]) -> Result<usize, CodecError> {
+    if bits > 32 {
+        return Err(CodecError::Corrupt("bit width above 32"));
+    }
+    let len = packed_len(out.len(), bits);
+    let bytes = take(input, len)?;
+    if bits == 0 {
+        out.fill(0);
+        return Ok(0);
+    }
+    let mask = u64::from(low_mask(bits));
+    let mut bit = 0usize;
+    for v in out.iter_mut() {
+        *v = ((read_u64_padded(bytes, bit / 8) >> (bit % 8)) & mask) as u32;
+        bit += bits as usize;
+    }
+    Ok(len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_width() {
+        for bits in 0..=32u32 {
+            for n in [0usize, 1, 7, 8, 9, 100, 256] {
+                let values: Vec<u32> =
+                    (0..n as u32).map(|i| i.wrapping_mul(0x9E37_79B9) & low_mask(bits)).collect();
+                let mut packed = Vec::new();
+                pack(&values, bits, &mut packed);
+                assert_eq!(packed.len(), packed_len(n, bits));
+                let mut back = vec![0u32; n];
+                assert_eq!(unpack(&packed, bits, &mut back).unwrap(), packed.len());
+                assert_eq!(back, values, "bits {bits} n {n}");
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Vertical bit-packing of a full block: 256 values in 8 interleaved 32-bit lanes.
+//!
+//! The block is read as 32 rows of 8 values (row `r` holds values `8r..8r+8`). Lane `j` packs
+//! the values `8r + j` of every row, row after row, into a little-endian bit stream of `bits`
+//! 32-bit words; word `k` of lane `j` is stored as the `(8k + j)`-th u32 of the packed area.
+//! A block of width `bits` therefore occupies exactly `32 * bits` bytes, and one 256-bit load
+//! of word `k` gives the same word of all eight lanes.
+
+use super::low_mask;
+use crate::error::take;
+use crate::{CodecError, BLOCK_LEN};
+
+/// Lanes in the vertical layout.
+pub(crate) const LANES: usize = 8;
+/// Rows (values per lane) in a full block.
+pub(crate) const ROWS: usize = BLOCK_LEN / LANES;
+
+/// Bytes a full block of width `bits` occupies.
+#[inline]
+pub(crate) fn packed_len(bits: u32) -> usize {
+    32 * bits as usize
+}
+
+/// Appends the 256 `values`, each truncated to `bits` bits, in the vertical layout.
+pub(crate) fn pack(values: &[u32; BLOCK_LEN], bits: u32, out: &mut Vec<u8>) {
+    debug_assert!(bits <= 32);
+    let b = bits as usize;
+    let mask = low_mask(bits);
+    let start = out.len();
+    out.resize(start + packed_len(bits), 0);
+    if b == 0 {
+        return;
+    }
+    let area = &mut out[start..];
+    for lane in 0..LANES {
+        let mut words = [0u32; 32];
+        for row in 0..ROWS {
+            let v = values[row * LANES + lane] & mask;
+            let bit = row * b;
+            let (w, s) = (bit / 32, bit % 32);
+            words[w] |= v << s;
+            if s + b > 32 {
+                words[w + 1] |= v >> (32 - s);
+            }
+        }
+        for (k, word) in words[..b].iter().enumerate() {
+            let at = (k * LANES + lane) * 4;
+            area[at..at + 4].copy_from_slice(&word.to_le_bytes());
+        }
+    }
+}
+
+/// Reads a full block of width `bits` with portable code; returns the bytes read.
+pub(crate) fn unpack_scalar(
+    input: &[u8],
+    bits: u32,
+    out: &mut [u32; BLOCK_LEN],
+) -> Result<usize, CodecError> {
+    if bits > 32 {
+        return Err(CodecError::Corrupt("bit width above 32"));
+    }
+    let len = packed_len(bits);
+    let area = take(input, len)?;
+    let b = bits as usize;
+    if b == 0 {
+        out.fill(0);
+        return Ok(0);
+    }
+    let mask = low_mask(bits);
+    let word = |k: usize, lane: usize| {
+        let at = (k * LANES + lane) * 4;
+        u32::from_le_bytes([area[at], area[at + 1], area[at + 2], area[at + 3]])
+    };
+    for lane in 0..LANES {
+        for row in 0..ROWS {
+            let bit = row * b;
+            let (w, s) = (bit / 32, bit % 32);
+            let mut v = word(w, lane) >> s;
+            if s + b > 32 {
+                v |= word(w + 1, lane) << (32 - s);
+            }
+            out[row * LANES + lane] = v & mask;
+        }
+    }
+    Ok(len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_width() {
+        for bits in 0..=32u32 {
+            let mut values = [0u32; BLOCK_LEN];
+            for (i, v) in values.iter_mut().enumerate() {
+                *v = (i as u32).wrapping_mul(0x9E37_79B9) & low_mask(bits);
+            }
+            let mut packed = Vec::new();
+            pack(&values, bits, &mut packed);
+            assert_eq!(packed.len(), packed_len(bits));
+            let mut back = [0u32; BLOCK_LEN];
+            unpack_scalar(&packed, bits, &mut back).unwrap();
+            assert_eq!(back, values, "bits {bits}");
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! The block codec trait every integer codec implements.
+
+use crate::CodecError;
+
+/// Number of postings in a full block. Only the last block of a posting list may be shorter.
+pub const BLOCK_LEN: usize = 256;
+
+/// Encodes and decodes one block of up to [`BLOCK_LEN`] integers.
+///
+/// The number of values is not stored in the encoding: the index knows it (every block but the
+/// last of a list is full, and the list's document frequency gives the last one's length), and
+/// the decoder is told it by the length of the output slice.
+///
+/// Decoders write into a caller-provided buffer and never allocate. They return the number of
+/// input bytes the block occupied, so blocks may also be read back to back from one buffer.
+pub trait BlockCodec: Send + Sync + std::fmt::Debug {
+    /// The name stored in the index; [`crate::codec_by_name`] maps it back to this codec.
+    fn name(&self) -> &'static str;
+
+    /// Appends the encoding of the document ids `docs` to `out`. Delta codecs take gaps against
+    /// `base` (which the decoder must be given again); `docs` should be non-decreasing and not
+    /// below `base` for the encoding to be compact, but any values round-trip.
+    fn encode_docs(&self, base: u32, docs: &[u32], out: &mut Vec<u8>) -> Result<(), CodecError>;
+
+    /// Decodes `out.len()` document ids from the start of `input`. Returns the bytes consumed.
+    fn decode_docs(&self, base: u32, input: &[u8], out: &mut [u32]) -> Result<usize, CodecError>;
+
+    /// Appends the encoding of `freqs` (never delta-coded) to `out`.
+    fn encode_freqs(&self, freqs: &[u32], out: &mut Vec<u8>) -> Result<(), CodecError>;
+
+    /// Decodes `out.len()` frequencies from the start of `input`. Returns the bytes consumed.
+    fn decode_freqs(&self, input: &[u8], out: &mut [u32]) -> Result<usize, CodecError>;
+}
+
+/// Rejects blocks longer than [`BLOCK_LEN`]; shared by every codec's entry points.
+#[inline]
+pub(crate) fn check_len(len: usize) -> Result<(), CodecError> {
+    if len > BLOCK_LEN {
+        return Err(CodecError::BlockTooLong { len, max: BLOCK_LEN });
+    }
+    Ok(())
+}

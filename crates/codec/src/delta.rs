@@ -1,0 +1,133 @@
+//! D-gaps and their inverse, the prefix sum.
+//!
+//! Gaps use wrapping arithmetic so any sequence round-trips; a sorted one gives small gaps.
+
+use crate::Isa;
+
+/// Writes `values[i] - values[i-1]` (with `values[-1] = base`) into `gaps`.
+#[inline]
+pub(crate) fn to_gaps(base: u32, values: &[u32], gaps: &mut [u32]) {
+    let mut prev = base;
+    for (gap, &v) in gaps.iter_mut().zip(values) {
+        *gap = v.wrapping_sub(prev);
+        prev = v;
+    }
+}
+
+/// Turns gaps into values in place: `values[i] = base + gaps[0] + ... + gaps[i]`.
+#[inline]
+pub(crate) fn prefix_sum(base: u32, values: &mut [u32], isa: Isa) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if isa >= Isa::Avx2 {
+            // SAFETY: `Isa` values at or above Avx2 are only produced once the CPU's AVX2
+            // support was detected (see `Isa::supported`).
+            return unsafe { x86::prefix_sum_avx2(base, values) };
+        }
+        if isa >= Isa::Sse41 {
+            // SAFETY: as above, for SSE4.1.
+            return unsafe { x86::prefix_sum_sse41(base, values) };
+        }
+    }
+    let _ = isa;
+    prefix_sum_scalar(base, values);
+}
+
+/// The portable prefix sum; the oracle of the SIMD versions.
+#[inline]
+pub(crate) fn prefix_sum_scalar(base: u32, values: &mut [u32]) {
+    let mut acc = base;
+    for v in values {
+        acc = acc.wrapping_add(*v);
+        *v = acc;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86 {
+    use std::arch::x86_64::*;
+
+    /// Prefix sum of the 4 lanes of `v` plus the broadcast carry `carry`. Returns the sums and
+    /// the new carry (the last sum, broadcast).
+    #[inline]
+    #[target_feature(enable = "sse4.1")]
+    pub(crate) unsafe fn scan4(v: __m128i, carry: __m128i) -> (__m128i, __m128i) {
+        let v = _mm_add_epi32(v, _mm_slli_si128::<4>(v));
+        let v = _mm_add_epi32(v, _mm_slli_si128::<8>(v));
+        let v = _mm_add_epi32(v, carry);
+        (v, _mm_shuffle_epi32::<0xFF>(v))
+    }
+
+    /// Prefix sum of the 8 lanes of `v` plus the broadcast carry. Returns sums and new carry.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn scan8(v: __m256i, carry: __m256i) -> (__m256i, __m256i) {
+        // Within each 128-bit half: [a0, a0+a1, a0+a1+a2, a0..a3].
+        let v = _mm256_add_epi32(v, _mm256_slli_si256::<4>(v));
+        let v = _mm256_add_epi32(v, _mm256_slli_si256::<8>(v));
+        // Add the low half's total to every lane of the high half.
+        let low_total = _mm256_shuffle_epi32::<0xFF>(v);
+        let low_total = _mm256_permute2x128_si256::<0x08>(low_total, low_total);
+        let local = _mm256_add_epi32(v, low_total);
+        // The carry chain is a single add per row; the broadcast of the local total is off it.
+        let sums = _mm256_add_epi32(local, carry);
+        let local_total = _mm256_permutevar8x32_epi32(local, _mm256_set1_epi32(7));
+        (sums, _mm256_add_epi32(carry, local_total))
+    }
+
+    #[target_feature(enable = "sse4.1")]
+    pub(crate) unsafe fn prefix_sum_sse41(base: u32, values: &mut [u32]) {
+        let mut carry = _mm_set1_epi32(base as i32);
+        let mut chunks = values.chunks_exact_mut(4);
+        for chunk in &mut chunks {
+            let p = chunk.as_mut_ptr() as *mut __m128i;
+            let (sums, next) = scan4(_mm_loadu_si128(p), carry);
+            _mm_storeu_si128(p, sums);
+            carry = next;
+        }
+        let acc = _mm_cvtsi128_si32(carry) as u32;
+        super::prefix_sum_scalar(acc, chunks.into_remainder());
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn prefix_sum_avx2(base: u32, values: &mut [u32]) {
+        let mut carry = _mm256_set1_epi32(base as i32);
+        let mut chunks = values.chunks_exact_mut(8);
+        for chunk in &mut chunks {
+            let p = chunk.as_mut_ptr() as *mut __m256i;
+            let (sums, next) = scan8(_mm256_loadu_si256(p), carry);
+            _mm256_storeu_si256(p, sums);
+            carry = next;
+        }
+        let acc = _mm256_cvtsi256_si32(carry) as u32;
+        super::prefix_sum_scalar(acc, chunks.into_remainder());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_isa_matches_the_scalar_prefix_sum() {
+        for len in [0, 1, 3, 4, 5, 7, 8, 9, 255, 256] {
+            let gaps: Vec<u32> = (0..len as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+            let mut expected = gaps.clone();
+            prefix_sum_scalar(17, &mut expected);
+            for isa in Isa::all_supported() {
+                let mut got = gaps.clone();
+                prefix_sum(17, &mut got, isa);
+                assert_eq!(got, expected, "isa {isa:?} len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn gaps_invert_prefix_sum() {
+        let values = [5u32, 5, 9, 1, u32::MAX, 0];
+        let mut gaps = [0u32; 6];
+        to_gaps(3, &values, &mut gaps);
+        prefix_sum_scalar(3, &mut gaps);
+        assert_eq!(gaps, values);
+    }
+}

@@ -1,0 +1,298 @@
+//! Patched frame of reference (PFor): bit-packing with exceptions.
+//!
+//! A block is bit-packed at a width `b` chosen to minimise its size; values wider than `b`
+//! ("exceptions") keep their low `b` bits in the packed area and store their high bits apart.
+//! Per block the encoder picks the smallest of four forms, named by the two high bits of the
+//! header byte (its six low bits hold `b`):
+//!
+//! | mode | layout after the header byte |
+//! |---|---|
+//! | 0 plain | `lows` (every value in `b` bits) |
+//! | 1 constant | VByte of the value every position holds (`b` = 0) |
+//! | 2 bitmap | `hb: u8`, `lows`, bitmap of exception positions (`ceil(n/8)` bytes, LSB first), the exceptions' high parts bit-packed horizontally at `hb` bits |
+//! | 3 vbyte | `e: u8` exception count, `lows`, `e` position bytes (increasing), `e` VByte high parts |
+//!
+//! `lows` is laid out horizontally ([`crate::bitpack::horizontal`]) except in full blocks of the
+//! SIMD codecs, which use the 8-lane vertical layout ([`crate::bitpack::vertical`]).
+//! `bitpack-delta-simd` writes only mode 0 blocks and reads with the same decoder.
+//! An empty block encodes to zero bytes.
+
+mod codecs;
+
+pub use codecs::{BitpackDeltaSimd, PforDelta, PforDeltaSimd};
+
+use crate::bitpack::{bit_width, horizontal, low_mask, vertical};
+use crate::delta::prefix_sum;
+use crate::error::take;
+use crate::vbyte::{read_vbyte, vbyte_len, write_vbyte};
+use crate::{CodecError, Isa, BLOCK_LEN};
+
+const MODE_PLAIN: u8 = 0;
+const MODE_CONSTANT: u8 = 1;
+const MODE_BITMAP: u8 = 2;
+const MODE_VBYTE: u8 = 3;
+
+/// How the low bits of a block are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Always horizontal.
+    Horizontal,
+    /// Vertical (8 lanes) for full blocks, horizontal for shorter ones.
+    Vertical,
+}
+
+impl Layout {
+    fn vertical_for(self, n: usize) -> bool {
+        self == Layout::Vertical && n == BLOCK_LEN
+    }
+}
+
+/// The form chosen for one block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    Plain { b: u32 },
+    Constant { value: u32 },
+    Bitmap { b: u32, hb: u32 },
+    VByte { b: u32 },
+}
+
+/// Picks the smallest form for `values`; with `exceptions == false` only plain packing.
+fn plan(values: &[u32], exceptions: bool) -> Plan {
+    let n = values.len();
+    let mut histogram = [0usize; 33];
+    for &v in values {
+        histogram[bit_width(v) as usize] += 1;
+    }
+    let max_b = histogram.iter().rposition(|&c| c > 0).unwrap_or(0) as u32;
+    let plain = Plan::Plain { b: max_b };
+    if !exceptions || n == 0 {
+        return plain;
+    }
+    let mut best = (1 + horizontal::packed_len(n, max_b), plain);
+    if values.iter().all(|&v| v == values[0]) {
+        let size = 1 + vbyte_len(values[0]);
+        if size < best.0 {
+            best = (size, Plan::Constant { value: values[0] });
+        }
+    }
+    for b in 0..max_b {
+        let wider = &histogram[b as usize + 1..];
+        let e: usize = wider.iter().sum();
+        let lows = horizontal::packed_len(n, b);
+        let hb = max_b - b;
+        let bitmap = 2 + lows + n.div_ceil(8) + horizontal::packed_len(e, hb);
+        if bitmap < best.0 {
+            best = (bitmap, Plan::Bitmap { b, hb });
+        }
+        if e <= 255 {
+            let highs: usize = wider
+                .iter()
+                .enumerate()
+                .map(|(i, &count)| count * (i + 1).div_ceil(7))
+                .sum();
+            let vbyte = 2 + lows + e + highs;
+            if vbyte < best.0 {
+                best = (vbyte, Plan::VByte { b });
+            }
+        }
+    }
+    best.1
+}
+
+/// Appends `values` packed at `b` bits in the layout `layout` asks for.
+fn pack_lows(values: &[u32], b: u32, layout: Layout, out: &mut Vec<u8>) {
+    if layout.vertical_for(values.len()) {
+        let full: &[u32; BLOCK_LEN] = values.try_into().expect("a full block");
+        vertical::pack(full, b, out);
+    } else {
+        horizontal::pack(values, b, out);
+    }
+}
+
+/// Appends the PFor encoding of `values` (at most [`BLOCK_LEN`]).
+pub(crate) fn encode(values: &[u32], layout: Layout, exceptions: bool, out: &mut Vec<u8>) {
+    if values.is_empty() {
+        return;
+    }
+    match plan(values, exceptions) {
+        Plan::Plain { b } => {
+            out.push(MODE_PLAIN << 6 | b as u8);
+            pack_lows(values, b, layout, out);
+        }
+        Plan::Constant { value } => {
+            out.push(MODE_CONSTANT << 6);
+            write_vbyte(value, out);
+        }
+        Plan::Bitmap { b, hb } => {
+            out.push(MODE_BITMAP << 6 | b as u8);
+            out.push(hb as u8);
+            pack_lows(values, b, layout, out);
+            let mut bitmap = vec![0u8; values.len().div_ceil(8)];
+            let mut highs = Vec::new();
+            for (i, &v) in values.iter().enumerate() {
+                if bit_width(v) > b {
+                    bitmap[i / 8] |= 1 << (i % 8);
+                    highs.push(v >> b);
+                }
+            }
+            out.extend_from_slice(&bitmap);
+            horizontal::pack(&highs, hb, out);
+        }
+        Plan::VByte { b } => {
+            out.push(MODE_VBYTE << 6 | b as u8);
+            let exceptions: Vec<usize> = (0..values.len()).filter(|&i| bit_width(values[i]) > b).collect();
+            out.push(exceptions.len() as u8);
+            pack_lows(values, b, layout, out);
+            out.extend(exceptions.iter().map(|&i| i as u8));
+            for &i in &exceptions {
+                write_vbyte(values[i] >> b, out);
+            }
+        }
+    }
+}
+
+/// Unpacks `out.len()` lows of width `b` from `input`; with `delta = Some(base)` and a fused
+/// SIMD path available, also applies the prefix sum and reports so by returning `true`.
+fn unpack_lows(
+    input: &[u8],
+    b: u32,
+    layout: Layout,
+    isa: Isa,
+    delta: Option<u32>,
+    out: &mut [u32],
+) -> Result<(usize, bool), CodecError> {
+    if layout.vertical_for(out.len()) {
+        let full: &mut [u32; BLOCK_LEN] = out.try_into().expect("a full block");
+        #[cfg(target_arch = "x86_64")]
+        if isa >= Isa::Avx2 {
+            // SAFETY: an Isa at Avx2 or above is only obtained after detecting AVX2.
+            let read = unsafe { crate::bitpack::avx2::unpack(input, b, delta, full)? };
+            return Ok((read, delta.is_some()));
+        }
+        return Ok((vertical::unpack_scalar(input, b, full)?, false));
+    }
+    Ok((horizontal::unpack(input, b, out)?, false))
+}
+
+/// Decodes a block written by [`encode`]; with `delta = Some(base)` the stored values are gaps
+/// and the prefix sum from `base` is written. Returns the bytes read.
+pub(crate) fn decode(
+    input: &[u8],
+    layout: Layout,
+    isa: Isa,
+    delta: Option<u32>,
+    out: &mut [u32],
+) -> Result<usize, CodecError> {
+    let n = out.len();
+    if n == 0 {
+        return Ok(0);
+    }
+    if n > BLOCK_LEN {
+        return Err(CodecError::BlockTooLong { len: n, max: BLOCK_LEN });
+    }
+    let header = *take(input, 1)?.first().expect("one byte");
+    let (mode, b) = (header >> 6, u32::from(header & 0x3F));
+    if b > 32 {
+        return Err(CodecError::Corrupt("pfor bit width above 32"));
+    }
+    let mut pos = 1;
+    let summed = match mode {
+        MODE_PLAIN => {
+            let (read, summed) = unpack_lows(&input[pos..], b, layout, isa, delta, out)?;
+            pos += read;
+            summed
+        }
+        MODE_CONSTANT => {
+            if b != 0 {
+                return Err(CodecError::Corrupt("pfor constant block with a bit width"));
+            }
+            out.fill(read_vbyte(input, &mut pos)?);
+            false
+        }
+        MODE_BITMAP => {
+            let hb = u32::from(*take(&input[pos..], 1)?.first().expect("one byte"));
+            pos += 1;
+            if b >= 32 || hb == 0 || hb > 32 - b {
+                return Err(CodecError::Corrupt("pfor exception widths out of range"));
+            }
+            pos += unpack_lows(&input[pos..], b, layout, isa, None, out)?.0;
+            let bitmap = take(&input[pos..], n.div_ceil(8))?;
+            pos += bitmap.len();
+            if n % 8 != 0 && bitmap[bitmap.len() - 1] >> (n % 8) != 0 {
+                return Err(CodecError::Corrupt("pfor exception bitmap marks positions past the block"));
+            }
+            let e: usize = bitmap.iter().map(|byte| byte.count_ones() as usize).sum();
+            let mut highs = [0u32; BLOCK_LEN];
+            pos += horizontal::unpack(&input[pos..], hb, &mut highs[..e])?;
+            let mut next = highs[..e].iter();
+            for (chunk, &byte) in bitmap.iter().enumerate() {
+                let mut bits = byte;
+                while bits != 0 {
+                    let i = chunk * 8 + bits.trailing_zeros() as usize;
+                    out[i] |= next.next().expect("one high part per set bit") << b;
+                    bits &= bits - 1;
+                }
+            }
+            false
+        }
+        _ => {
+            let e = usize::from(*take(&input[pos..], 1)?.first().expect("one byte"));
+            pos += 1;
+            if b >= 32 || e == 0 || e > n {
+                return Err(CodecError::Corrupt("pfor exception count or width out of range"));
+            }
+            pos += unpack_lows(&input[pos..], b, layout, isa, None, out)?.0;
+            let positions = take(&input[pos..], e)?;
+            pos += e;
+            let limit = low_mask(32 - b);
+            let mut previous = None;
+            for &p in positions {
+                let i = usize::from(p);
+                if i >= n || previous.is_some_and(|prev| prev >= i) {
+                    return Err(CodecError::Corrupt("pfor exception positions out of order or range"));
+                }
+                previous = Some(i);
+                let high = read_vbyte(input, &mut pos)?;
+                if high > limit {
+                    return Err(CodecError::Corrupt("pfor exception wider than 32 bits"));
+                }
+                out[i] |= high << b;
+            }
+            false
+        }
+    };
+    if let (Some(base), false) = (delta, summed) {
+        prefix_sum(base, out, isa);
+    }
+    Ok(pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size_of(values: &[u32], exceptions: bool) -> usize {
+        let mut out = Vec::new();
+        encode(values, Layout::Horizontal, exceptions, &mut out);
+        out.len()
+    }
+
+    #[test]
+    fn exceptions_shrink_blocks_with_outliers() {
+        let mut values = vec![3u32; 256];
+        values[17] = 1 << 20;
+        values[200] = 1 << 25;
+        assert!(size_of(&values, true) * 4 < size_of(&values, false));
+    }
+
+    #[test]
+    fn a_constant_block_takes_two_bytes() {
+        assert_eq!(size_of(&[7u32; 256], true), 2);
+    }
+
+    #[test]
+    fn the_plan_is_no_larger_than_plain_packing() {
+        let values: Vec<u32> = (0..256u32).map(|i| i * 37 % 1000).collect();
+        assert!(size_of(&values, true) <= size_of(&values, false));
+    }
+}

@@ -1,0 +1,192 @@
+//! `streamvbyte-delta`: Stream VByte (Lemire, Kurz, Rupp) of d-gaps and of frequencies.
+//!
+//! Control bytes come first, one per four values (2 bits per value, value `i` in bits
+//! `2*(i%4)`, holding its byte length minus one; unused codes of the last byte are zero), then
+//! the data bytes, each value little-endian in 1 to 4 bytes. Keeping lengths apart from data
+//! lets a decoder expand four values with one byte shuffle chosen by the control byte.
+
+use crate::codec::check_len;
+use crate::delta::{prefix_sum_scalar, to_gaps};
+use crate::error::take;
+use crate::{BlockCodec, CodecError, Isa, BLOCK_LEN};
+
+/// Byte length (1 to 4) of `v` in Stream VByte.
+#[inline]
+fn byte_len(v: u32) -> usize {
+    match v {
+        0..=0xFF => 1,
+        0x100..=0xFFFF => 2,
+        0x1_0000..=0xFF_FFFF => 3,
+        _ => 4,
+    }
+}
+
+/// Shuffle masks and data lengths for each control byte, built at compile time.
+struct Tables {
+    shuffle: [[u8; 16]; 256],
+    length: [u8; 256],
+}
+
+const TABLES: Tables = {
+    let mut shuffle = [[0x80u8; 16]; 256];
+    let mut length = [0u8; 256];
+    let mut control = 0;
+    while control < 256 {
+        let mut offset = 0u8;
+        let mut i = 0;
+        while i < 4 {
+            let len = ((control >> (2 * i)) & 3) as u8 + 1;
+            let mut k = 0;
+            while k < len {
+                shuffle[control][i * 4 + k as usize] = offset + k;
+                k += 1;
+            }
+            offset += len;
+            i += 1;
+        }
+        length[control] = offset;
+        control += 1;
+    }
+    Tables { shuffle, length }
+};
+
+fn encode(values: &[u32], out: &mut Vec<u8>) {
+    let ctrl_start = out.len();
+    out.resize(ctrl_start + values.len().div_ceil(4), 0);
+    for (i, &v) in values.iter().enumerate() {
+        let len = byte_len(v);
+        out[ctrl_start + i / 4] |= ((len - 1) as u8) << (2 * (i % 4));
+        out.extend_from_slice(&v.to_le_bytes()[..len]);
+    }
+}
+
+/// Decodes values `from..` of the block with portable code; returns the data bytes consumed.
+fn decode_scalar_from(
+    ctrl: &[u8],
+    data: &[u8],
+    from: usize,
+    mut pos: usize,
+    out: &mut [u32],
+) -> Result<usize, CodecError> {
+    for (i, v) in out.iter_mut().enumerate().skip(from) {
+        let len = usize::from((ctrl[i / 4] >> (2 * (i % 4))) & 3) + 1;
+        let bytes = take(data.get(pos..).unwrap_or(&[]), len).map_err(|_| CodecError::Truncated {
+            needed: pos + len,
+            available: data.len(),
+        })?;
+        let mut word = [0u8; 4];
+        word[..len].copy_from_slice(bytes);
+        *v = u32::from_le_bytes(word);
+        pos += len;
+    }
+    Ok(pos)
+}
+
+/// Decodes `out.len()` values, applying the prefix sum from `base` when `delta` is set.
+fn decode(input: &[u8], delta: Option<u32>, isa: Isa, out: &mut [u32]) -> Result<usize, CodecError> {
+    check_len(out.len())?;
+    let n = out.len();
+    let ctrl = take(input, n.div_ceil(4))?;
+    if n % 4 != 0 && ctrl[ctrl.len() - 1] >> (2 * (n % 4)) != 0 {
+        return Err(CodecError::Corrupt("streamvbyte control codes past the block"));
+    }
+    let data = &input[ctrl.len()..];
+    let (mut done, mut pos) = (0, 0);
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Sse41 {
+        // SAFETY: an Isa at Sse41 or above is only obtained after detecting SSSE3 and SSE4.1.
+        (done, pos) = unsafe { x86::decode_quads(ctrl, data, delta, out) };
+    }
+    let _ = isa;
+    let acc = match (done, delta) {
+        (0, Some(base)) => base,
+        (_, Some(_)) => out[done - 1],
+        _ => 0,
+    };
+    let end = decode_scalar_from(ctrl, data, done, pos, out)?;
+    if delta.is_some() {
+        prefix_sum_scalar(acc, &mut out[done..]);
+    }
+    Ok(ctrl.len() + end)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::TABLES;
+    use crate::delta::x86::scan4;
+    use std::arch::x86_64::*;
+
+    /// Decodes whole quads while 16 bytes can be loaded safely. Returns (values, data bytes).
+    #[target_feature(enable = "ssse3,sse4.1")]
+    pub(super) unsafe fn decode_quads(
+        ctrl: &[u8],
+        data: &[u8],
+        delta: Option<u32>,
+        out: &mut [u32],
+    ) -> (usize, usize) {
+        let quads = out.len() / 4;
+        let mut carry = _mm_set1_epi32(delta.unwrap_or(0) as i32);
+        let mut pos = 0;
+        let mut q = 0;
+        while q < quads && pos + 16 <= data.len() {
+            let control = usize::from(ctrl[q]);
+            let raw = _mm_loadu_si128(data.as_ptr().add(pos) as *const __m128i);
+            let mask = _mm_loadu_si128(TABLES.shuffle[control].as_ptr() as *const __m128i);
+            let mut v = _mm_shuffle_epi8(raw, mask);
+            if delta.is_some() {
+                (v, carry) = scan4(v, carry);
+            }
+            _mm_storeu_si128(out.as_mut_ptr().add(4 * q) as *mut __m128i, v);
+            pos += usize::from(TABLES.length[control]);
+            q += 1;
+        }
+        (4 * q, pos)
+    }
+}
+
+/// Stream VByte of d-gaps for DIDs, Stream VByte for frequencies; SSSE3 decoding.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamVByteDelta {
+    isa: Isa,
+}
+
+impl StreamVByteDelta {
+    /// The codec decoding with the best instruction set of this CPU.
+    pub fn new() -> Self {
+        Self::with_isa(Isa::detect())
+    }
+    /// The codec decoding with `isa` (lowered to what this CPU supports).
+    pub fn with_isa(isa: Isa) -> Self {
+        StreamVByteDelta { isa: isa.supported() }
+    }
+}
+
+impl Default for StreamVByteDelta {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl BlockCodec for StreamVByteDelta {
+    fn name(&self) -> &'static str {
+        "streamvbyte-delta"
+    }
+    fn encode_docs(&self, base: u32, docs: &[u32], out: &mut Vec<u8>) -> Result<(), CodecError> {
+        check_len(docs.len())?;
+        let mut gaps = [0u32; BLOCK_LEN];
+        to_gaps(base, docs, &mut gaps);
+        encode(&gaps[..docs.len()], out);
+        Ok(())
+    }
+    fn decode_docs(&self, base: u32, input: &[u8], out: &mut [u32]) -> Result<usize, CodecError> {
+        decode(input, Some(base), self.isa, out)
+    }
+    fn encode_freqs(&self, freqs: &[u32], out: &mut Vec<u8>) -> Result<(), CodecError> {
+        check_len(freqs.len())?;
+        encode(freqs, out);
+        Ok(())
+    }
+    fn decode_freqs(&self, input: &[u8], out: &mut [u32]) -> Result<usize, CodecError> {
+        decode(input, None, self.isa, out)
+    }
+}
