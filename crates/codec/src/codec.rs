@@ -36,7 +36,10 @@ pub trait BlockCodec: Send + Sync + std::fmt::Debug {
 #[inline]
 pub(crate) fn check_len(len: usize) -> Result<(), CodecError> {
     if len > BLOCK_LEN {
-        return Err(CodecError::BlockTooLong { len, max: BLOCK_LEN });
+        return Err(CodecError::BlockTooLong {
+            len,
+            max: BLOCK_LEN,
+        });
     }
     Ok(())
 }

@@ -111,7 +111,9 @@ mod tests {
     #[test]
     fn every_isa_matches_the_scalar_prefix_sum() {
         for len in [0, 1, 3, 4, 5, 7, 8, 9, 255, 256] {
-            let gaps: Vec<u32> = (0..len as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+            let gaps: Vec<u32> = (0..len as u32)
+                .map(|i| i.wrapping_mul(2654435761))
+                .collect();
             let mut expected = gaps.clone();
             prefix_sum_scalar(17, &mut expected);
             for isa in Isa::all_supported() {

@@ -70,10 +70,11 @@ fn decode_scalar_from(
 ) -> Result<usize, CodecError> {
     for (i, v) in out.iter_mut().enumerate().skip(from) {
         let len = usize::from((ctrl[i / 4] >> (2 * (i % 4))) & 3) + 1;
-        let bytes = take(data.get(pos..).unwrap_or(&[]), len).map_err(|_| CodecError::Truncated {
-            needed: pos + len,
-            available: data.len(),
-        })?;
+        let bytes =
+            take(data.get(pos..).unwrap_or(&[]), len).map_err(|_| CodecError::Truncated {
+                needed: pos + len,
+                available: data.len(),
+            })?;
         let mut word = [0u8; 4];
         word[..len].copy_from_slice(bytes);
         *v = u32::from_le_bytes(word);
@@ -83,12 +84,19 @@ fn decode_scalar_from(
 }
 
 /// Decodes `out.len()` values, applying the prefix sum from `base` when `delta` is set.
-fn decode(input: &[u8], delta: Option<u32>, isa: Isa, out: &mut [u32]) -> Result<usize, CodecError> {
+fn decode(
+    input: &[u8],
+    delta: Option<u32>,
+    isa: Isa,
+    out: &mut [u32],
+) -> Result<usize, CodecError> {
     check_len(out.len())?;
     let n = out.len();
     let ctrl = take(input, n.div_ceil(4))?;
     if n % 4 != 0 && ctrl[ctrl.len() - 1] >> (2 * (n % 4)) != 0 {
-        return Err(CodecError::Corrupt("streamvbyte control codes past the block"));
+        return Err(CodecError::Corrupt(
+            "streamvbyte control codes past the block",
+        ));
     }
     let data = &input[ctrl.len()..];
     let (mut done, mut pos) = (0, 0);
@@ -157,7 +165,9 @@ impl StreamVByteDelta {
     }
     /// The codec decoding with `isa` (lowered to what this CPU supports).
     pub fn with_isa(isa: Isa) -> Self {
-        StreamVByteDelta { isa: isa.supported() }
+        StreamVByteDelta {
+            isa: isa.supported(),
+        }
     }
 }
 

@@ -143,7 +143,19 @@ mod tests {
 
     #[test]
     fn lengths_agree_with_the_encoder() {
-        for v in [0, 1, 127, 128, 16383, 16384, (1 << 21) - 1, 1 << 21, (1 << 28) - 1, 1 << 28, u32::MAX] {
+        for v in [
+            0,
+            1,
+            127,
+            128,
+            16383,
+            16384,
+            (1 << 21) - 1,
+            1 << 21,
+            (1 << 28) - 1,
+            1 << 28,
+            u32::MAX,
+        ] {
             let mut out = Vec::new();
             write_vbyte(v, &mut out);
             assert_eq!(out.len(), vbyte_len(v), "value {v}");

@@ -35,13 +35,23 @@ fn check_round_trip(base: u32, docs: &[u32], freqs: &[u32]) {
             assert_eq!(out, docs, "{name} {isa:?}: docs round trip");
             let mut out = vec![0u32; freqs.len()];
             let used = codec.decode_freqs(&freq_bytes, &mut out).unwrap();
-            assert_eq!(used, freq_bytes.len(), "{name} {isa:?}: freqs bytes consumed");
+            assert_eq!(
+                used,
+                freq_bytes.len(),
+                "{name} {isa:?}: freqs bytes consumed"
+            );
             assert_eq!(out, freqs, "{name} {isa:?}: freqs round trip");
             match &reference {
                 None => reference = Some((doc_bytes, freq_bytes)),
                 Some((d, f)) => {
-                    assert_eq!(&doc_bytes, d, "{name} {isa:?}: docs bytes differ across levels");
-                    assert_eq!(&freq_bytes, f, "{name} {isa:?}: freq bytes differ across levels");
+                    assert_eq!(
+                        &doc_bytes, d,
+                        "{name} {isa:?}: docs bytes differ across levels"
+                    );
+                    assert_eq!(
+                        &freq_bytes, f,
+                        "{name} {isa:?}: freq bytes differ across levels"
+                    );
                 }
             }
         }
@@ -64,11 +74,36 @@ fn awkward_lengths_and_values() {
         let patterns: Vec<(u32, Vec<u32>, Vec<u32>)> = vec![
             (0, vec![0; len], vec![0; len]),
             (5, (0..len as u32).map(|i| 5 + i).collect(), vec![1; len]),
-            (0, (0..len as u32).map(|i| i * 1000).collect(), (0..len as u32).collect()),
+            (
+                0,
+                (0..len as u32).map(|i| i * 1000).collect(),
+                (0..len as u32).collect(),
+            ),
             (u32::MAX, vec![u32::MAX; len], vec![u32::MAX; len]),
-            (0, (0..len).map(|i| if i % 17 == 3 { u32::MAX } else { i as u32 }).collect(), (0..len as u32).map(|i| i % 3).collect()),
-            (7, sorted_from_gaps(7, &(0..len as u32).map(|i| if i % 50 == 0 { 1 << 24 } else { 1 }).collect::<Vec<_>>()), (0..len as u32).map(|i| if i == 9 { 1 << 30 } else { 2 }).collect()),
-            (0, (0..len as u32).rev().collect(), (0..len as u32).rev().collect()),
+            (
+                0,
+                (0..len)
+                    .map(|i| if i % 17 == 3 { u32::MAX } else { i as u32 })
+                    .collect(),
+                (0..len as u32).map(|i| i % 3).collect(),
+            ),
+            (
+                7,
+                sorted_from_gaps(
+                    7,
+                    &(0..len as u32)
+                        .map(|i| if i % 50 == 0 { 1 << 24 } else { 1 })
+                        .collect::<Vec<_>>(),
+                ),
+                (0..len as u32)
+                    .map(|i| if i == 9 { 1 << 30 } else { 2 })
+                    .collect(),
+            ),
+            (
+                0,
+                (0..len as u32).rev().collect(),
+                (0..len as u32).rev().collect(),
+            ),
         ];
         for (base, docs, freqs) in patterns {
             check_round_trip(base, &docs, &freqs);
@@ -80,10 +115,22 @@ fn awkward_lengths_and_values() {
 fn every_bit_width_round_trips_in_full_and_tail_blocks() {
     for bits in 0..=32u32 {
         for len in [BLOCK_LEN, BLOCK_LEN - 1, 100] {
-            let max = if bits == 32 { u32::MAX } else { (1u32 << bits).wrapping_sub(1) };
-            let gaps: Vec<u32> = (0..len as u32).map(|i| if i % 7 == 0 { max } else { max / 3 }).collect();
+            let max = if bits == 32 {
+                u32::MAX
+            } else {
+                (1u32 << bits).wrapping_sub(1)
+            };
+            let gaps: Vec<u32> = (0..len as u32)
+                .map(|i| if i % 7 == 0 { max } else { max / 3 })
+                .collect();
             let mut acc = 0u32;
-            let docs: Vec<u32> = gaps.iter().map(|g| { acc = acc.wrapping_add(*g); acc }).collect();
+            let docs: Vec<u32> = gaps
+                .iter()
+                .map(|g| {
+                    acc = acc.wrapping_add(*g);
+                    acc
+                })
+                .collect();
             check_round_trip(0, &docs, &gaps);
         }
     }
@@ -93,16 +140,31 @@ fn every_bit_width_round_trips_in_full_and_tail_blocks() {
 fn oversized_blocks_are_refused() {
     for (isa, codec) in all_codecs() {
         let mut out = Vec::new();
-        assert!(codec.encode_docs(0, &[1; BLOCK_LEN + 1], &mut out).is_err(), "{} {isa:?}", codec.name());
+        assert!(
+            codec.encode_docs(0, &[1; BLOCK_LEN + 1], &mut out).is_err(),
+            "{} {isa:?}",
+            codec.name()
+        );
         let mut dst = vec![0; BLOCK_LEN + 1];
-        assert!(codec.decode_freqs(&[0; 4096], &mut dst).is_err(), "{} {isa:?}", codec.name());
+        assert!(
+            codec.decode_freqs(&[0; 4096], &mut dst).is_err(),
+            "{} {isa:?}",
+            codec.name()
+        );
     }
 }
 
 #[test]
 fn every_truncation_is_an_error() {
-    let docs: Vec<u32> = sorted_from_gaps(3, &(0..256u32).map(|i| (i * 7919) % 5000 + if i == 40 { 1 << 20 } else { 0 }).collect::<Vec<_>>());
-    let freqs: Vec<u32> = (0..256u32).map(|i| if i % 9 == 0 { 700 } else { i % 4 }).collect();
+    let docs: Vec<u32> = sorted_from_gaps(
+        3,
+        &(0..256u32)
+            .map(|i| (i * 7919) % 5000 + if i == 40 { 1 << 20 } else { 0 })
+            .collect::<Vec<_>>(),
+    );
+    let freqs: Vec<u32> = (0..256u32)
+        .map(|i| if i % 9 == 0 { 700 } else { i % 4 })
+        .collect();
     for (isa, codec) in all_codecs() {
         for (values, is_docs) in [(&docs, true), (&freqs, false)] {
             let mut bytes = Vec::new();
@@ -118,7 +180,12 @@ fn every_truncation_is_an_error() {
                 } else {
                     codec.decode_freqs(&bytes[..cut], &mut out)
                 };
-                assert!(result.is_err(), "{} {isa:?}: truncated to {cut} of {} decoded", codec.name(), bytes.len());
+                assert!(
+                    result.is_err(),
+                    "{} {isa:?}: truncated to {cut} of {} decoded",
+                    codec.name(),
+                    bytes.len()
+                );
             }
         }
     }

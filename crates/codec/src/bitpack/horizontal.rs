@@ -76,8 +76,9 @@ mod tests {
     fn round_trips_every_width() {
         for bits in 0..=32u32 {
             for n in [0usize, 1, 7, 8, 9, 100, 256] {
-                let values: Vec<u32> =
-                    (0..n as u32).map(|i| i.wrapping_mul(0x9E37_79B9) & low_mask(bits)).collect();
+                let values: Vec<u32> = (0..n as u32)
+                    .map(|i| i.wrapping_mul(0x9E37_79B9) & low_mask(bits))
+                    .collect();
                 let mut packed = Vec::new();
                 pack(&values, bits, &mut packed);
                 assert_eq!(packed.len(), packed_len(n, bits));

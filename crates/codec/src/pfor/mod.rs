@@ -140,7 +140,9 @@ pub(crate) fn encode(values: &[u32], layout: Layout, exceptions: bool, out: &mut
         }
         Plan::VByte { b } => {
             out.push(MODE_VBYTE << 6 | b as u8);
-            let exceptions: Vec<usize> = (0..values.len()).filter(|&i| bit_width(values[i]) > b).collect();
+            let exceptions: Vec<usize> = (0..values.len())
+                .filter(|&i| bit_width(values[i]) > b)
+                .collect();
             out.push(exceptions.len() as u8);
             pack_lows(values, b, layout, out);
             out.extend(exceptions.iter().map(|&i| i as u8));
@@ -188,7 +190,10 @@ pub(crate) fn decode(
         return Ok(0);
     }
     if n > BLOCK_LEN {
-        return Err(CodecError::BlockTooLong { len: n, max: BLOCK_LEN });
+        return Err(CodecError::BlockTooLong {
+            len: n,
+            max: BLOCK_LEN,
+        });
     }
     let header = *take(input, 1)?.first().expect("one byte");
     let (mode, b) = (header >> 6, u32::from(header & 0x3F));
@@ -219,7 +224,9 @@ pub(crate) fn decode(
             let bitmap = take(&input[pos..], n.div_ceil(8))?;
             pos += bitmap.len();
             if n % 8 != 0 && bitmap[bitmap.len() - 1] >> (n % 8) != 0 {
-                return Err(CodecError::Corrupt("pfor exception bitmap marks positions past the block"));
+                return Err(CodecError::Corrupt(
+                    "pfor exception bitmap marks positions past the block",
+                ));
             }
             let e: usize = bitmap.iter().map(|byte| byte.count_ones() as usize).sum();
             let mut highs = [0u32; BLOCK_LEN];
@@ -239,7 +246,9 @@ pub(crate) fn decode(
             let e = usize::from(*take(&input[pos..], 1)?.first().expect("one byte"));
             pos += 1;
             if b >= 32 || e == 0 || e > n {
-                return Err(CodecError::Corrupt("pfor exception count or width out of range"));
+                return Err(CodecError::Corrupt(
+                    "pfor exception count or width out of range",
+                ));
             }
             pos += unpack_lows(&input[pos..], b, layout, isa, None, out)?.0;
             let positions = take(&input[pos..], e)?;
@@ -249,7 +258,9 @@ pub(crate) fn decode(
             for &p in positions {
                 let i = usize::from(p);
                 if i >= n || previous.is_some_and(|prev| prev >= i) {
-                    return Err(CodecError::Corrupt("pfor exception positions out of order or range"));
+                    return Err(CodecError::Corrupt(
+                        "pfor exception positions out of order or range",
+                    ));
                 }
                 previous = Some(i);
                 let high = read_vbyte(input, &mut pos)?;

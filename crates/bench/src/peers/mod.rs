@@ -1,0 +1,69 @@
+//! Codecs of other crates, measured beside apcache's in the same run.
+//!
+//! Each peer is driven through [`MeasuredCodec`], the interface the codec benchmark uses for
+//! apcache's own codecs too, on full 256-posting blocks only (the bit-packers of the
+//! `bitpacking` crate take whole blocks). Peers code document ids as d-gaps against the block's
+//! base, like apcache, and frequencies plainly.
+
+mod bitpacking_peer;
+mod stream_vbyte_peer;
+
+pub use bitpacking_peer::{BitPacker4xPeer, BitPacker8xPeer};
+pub use stream_vbyte_peer::{StreamVbyteCPeer, StreamVbytePeer};
+
+use apcache_codec::BlockCodec;
+
+/// The operations the codec benchmark times. Errors are messages: a failure is a bug to report.
+pub trait MeasuredCodec {
+    /// Display name.
+    fn name(&self) -> String;
+    /// True when `decode_docs` yields d-gaps rather than document ids (a peer without delta
+    /// coding); the benchmark then checks its output against the gaps.
+    fn decodes_gaps(&self) -> bool {
+        false
+    }
+    /// Appends the encoding of a block of document ids, gaps against `base`.
+    fn encode_docs(&self, base: u32, docs: &[u32], out: &mut Vec<u8>) -> Result<(), String>;
+    /// Decodes `out.len()` document ids; returns bytes read.
+    fn decode_docs(&self, base: u32, input: &[u8], out: &mut [u32]) -> Result<usize, String>;
+    /// Appends the encoding of a block of frequencies.
+    fn encode_freqs(&self, freqs: &[u32], out: &mut Vec<u8>) -> Result<(), String>;
+    /// Decodes `out.len()` frequencies; returns bytes read.
+    fn decode_freqs(&self, input: &[u8], out: &mut [u32]) -> Result<usize, String>;
+}
+
+impl MeasuredCodec for Box<dyn BlockCodec> {
+    fn name(&self) -> String {
+        BlockCodec::name(self.as_ref()).to_string()
+    }
+    fn encode_docs(&self, base: u32, docs: &[u32], out: &mut Vec<u8>) -> Result<(), String> {
+        self.as_ref()
+            .encode_docs(base, docs, out)
+            .map_err(|e| e.to_string())
+    }
+    fn decode_docs(&self, base: u32, input: &[u8], out: &mut [u32]) -> Result<usize, String> {
+        self.as_ref()
+            .decode_docs(base, input, out)
+            .map_err(|e| e.to_string())
+    }
+    fn encode_freqs(&self, freqs: &[u32], out: &mut Vec<u8>) -> Result<(), String> {
+        self.as_ref()
+            .encode_freqs(freqs, out)
+            .map_err(|e| e.to_string())
+    }
+    fn decode_freqs(&self, input: &[u8], out: &mut [u32]) -> Result<usize, String> {
+        self.as_ref()
+            .decode_freqs(input, out)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Every peer this build has.
+pub fn all_peers() -> Vec<Box<dyn MeasuredCodec>> {
+    vec![
+        Box::new(BitPacker4xPeer::new()),
+        Box::new(BitPacker8xPeer::new()),
+        Box::new(StreamVbytePeer),
+        Box::new(StreamVbyteCPeer),
+    ]
+}

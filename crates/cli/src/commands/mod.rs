@@ -1,0 +1,43 @@
+//! The subcommands, one file each.
+
+mod bench;
+
+use clap::Subcommand;
+
+/// Every subcommand of `apcache`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Benchmarks: codecs (more to come).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+/// Runs a parsed subcommand.
+pub fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Bench(bench) => bench::run(bench),
+    }
+}
+
+/// The bundled sample corpus, the default input of the commands that read documents.
+pub fn default_sample() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/enwiki-sample.tsv")
+}
+
+/// Reads at most `limit` documents of `inputs` as `title body` texts (for benchmarks that
+/// need only text).
+pub fn read_documents(inputs: &[std::path::PathBuf], limit: usize) -> anyhow::Result<Vec<String>> {
+    use anyhow::Context;
+    use apcache_index::ingest::{DocumentReader, Input, ReaderOptions};
+    let inputs = inputs.iter().map(|p| Input::from_arg(p.clone()));
+    let mut reader =
+        DocumentReader::new(inputs, ReaderOptions::default()).context("cannot open the input")?;
+    let mut texts = Vec::new();
+    while texts.len() < limit {
+        let Some(doc) = reader.next_document().context("cannot read the input")? else {
+            break;
+        };
+        texts.push(format!("{} {}", doc.title, doc.body));
+    }
+    Ok(texts)
+}

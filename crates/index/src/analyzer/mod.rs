@@ -1,0 +1,46 @@
+//! Text analysis: turning a document's text into the terms the index stores.
+//!
+//! The default [`Analyzer`] reproduces Lucene's `StandardAnalyzer` (9.x): the text is cut into
+//! words at Unicode UAX #29 word boundaries, segments without a letter or digit are dropped,
+//! words longer than [`MAX_TOKEN_CHARS`] are chopped into pieces of that length, and every word
+//! is lowercased. Like Lucene 9's `StandardAnalyzer`, it removes no stop words. Agreeing with
+//! Lucene matters because apcache is measured against it: the same query must find the same
+//! terms.
+//!
+//! Two filters can be switched on through [`AnalyzerConfig`]: the English stop set of Lucene's
+//! `EnglishAnalyzer` ([`ENGLISH_STOP_WORDS`]) and the Snowball English (Porter2) stemmer.
+//! [`Analyzer::english`] switches on both.
+//!
+//! # Speed
+//!
+//! Analysis sits on the indexing hot path, so [`Analyzer::for_each_token`] hands each term to a
+//! closure instead of allocating it: a term that is already lowercase is a slice of the input,
+//! and the others are lowercased into one buffer reused for the whole text. Plain ASCII text,
+//! the bulk of English prose, skips the Unicode segmenter: an ASCII scanner that implements the
+//! same boundary rules (property-tested against the segmenter) handles every stretch of the text
+//! up to the whitespace before a non-ASCII character, and only the stretch around that character
+//! goes through the full UAX #29 state machine.
+//!
+//! # Where apcache and Lucene still differ
+//!
+//! - Lucene emits emoji as tokens; apcache keeps only segments with a letter or digit, so emoji
+//!   are dropped. Conversely a segment whose only alphanumeric character is a number such as
+//!   `²` is kept by apcache and dropped by Lucene.
+//! - Lucene keeps runs of Thai, Lao, Khmer and Myanmar letters together as one token; UAX #29
+//!   (and so apcache) splits them into single characters.
+//! - Lucene chops a long token at 255 UTF-16 code units and starts a fresh scan there; apcache
+//!   chops at 255 characters. Both agree on ASCII.
+//! - The two implement different Unicode versions, so recently added characters may differ.
+//! - Lucene's `EnglishAnalyzer` stems with the original Porter algorithm; apcache's stemmer is
+//!   Porter2, which differs on some words.
+
+mod ascii_words;
+mod config;
+mod pipeline;
+mod stop_words;
+mod tokenizer;
+
+pub use config::{AnalyzerConfig, Stemming, StopWords};
+pub use pipeline::Analyzer;
+pub use stop_words::{is_english_stop_word, ENGLISH_STOP_WORDS};
+pub use tokenizer::MAX_TOKEN_CHARS;

@@ -1,0 +1,225 @@
+//! The equivalent of Lucene's `StandardTokenizer`: UAX #29 words that contain a letter or digit,
+//! chopped at [`MAX_TOKEN_CHARS`].
+//!
+//! The Unicode segmenter is exact but slow, and most of an English document is ASCII. So the
+//! text is cut at *safe points*, where the segmenter is known to break and to forget what came
+//! before: right after ASCII whitespace and right before an ASCII character that is not
+//! whitespace. No UAX #29 rule joins whitespace to such a character (WB3d joins spaces only to
+//! spaces, WB4 attaches only non-ASCII Extend, Format and ZWJ characters) and no rule looks
+//! back or ahead through whitespace, so segmenting the pieces separately gives the same
+//! segments as segmenting the whole text. Pieces without a non-ASCII byte go through
+//! [`for_each_ascii_word`]; the piece around each non-ASCII character, from the last safe point
+//! before it to the first one after it, goes through the Unicode segmenter.
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::ascii_words::for_each_ascii_word;
+
+/// The longest token, in characters; longer words are chopped into pieces of this length, as
+/// Lucene's `StandardTokenizer` does with its default `maxTokenLength` of 255.
+pub const MAX_TOKEN_CHARS: usize = 255;
+
+/// Calls `emit` with each token of `text`, in order, as a slice of `text` (not lowercased).
+pub(super) fn for_each_word<'t>(text: &'t str, mut emit: impl FnMut(&'t str)) {
+    let mut emit = |word: &'t str| emit_chopped(word, &mut emit);
+    let bytes = text.as_bytes();
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let Some(offset) = bytes[pos..].iter().position(|byte| !byte.is_ascii()) else {
+            for_each_ascii_word(&text[pos..], &mut emit);
+            return;
+        };
+        let non_ascii = pos + offset;
+        let start = (pos + 1..non_ascii)
+            .rev()
+            .find(|&i| is_safe_point(bytes, i))
+            .unwrap_or(pos);
+        let end = (non_ascii + 1..bytes.len())
+            .find(|&i| is_safe_point(bytes, i))
+            .unwrap_or(bytes.len());
+        // `start` and `end` are each 0, the end, or the index of an ASCII byte, so they are
+        // character boundaries.
+        for_each_ascii_word(&text[pos..start], &mut emit);
+        text[start..end].unicode_words().for_each(&mut emit);
+        pos = end;
+    }
+}
+
+/// Whether the segmenter breaks before `bytes[i]` and its rules never look across that break;
+/// `i` must be in `1..bytes.len()`.
+fn is_safe_point(bytes: &[u8], i: usize) -> bool {
+    let (before, at) = (bytes[i - 1], bytes[i]);
+    before.is_ascii_whitespace() && at.is_ascii() && !at.is_ascii_whitespace()
+}
+
+/// Emits `word`, or its consecutive pieces of [`MAX_TOKEN_CHARS`] characters if it is longer.
+fn emit_chopped<'t>(word: &'t str, emit: &mut impl FnMut(&'t str)) {
+    // A string is never longer in characters than in bytes.
+    if word.len() <= MAX_TOKEN_CHARS {
+        emit(word);
+        return;
+    }
+    let mut rest = word;
+    while !rest.is_empty() {
+        let cut = rest
+            .char_indices()
+            .nth(MAX_TOKEN_CHARS)
+            .map_or(rest.len(), |(index, _)| index);
+        let (piece, tail) = rest.split_at(cut);
+        emit(piece);
+        rest = tail;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn words(text: &str) -> Vec<&str> {
+        let mut words = Vec::new();
+        for_each_word(text, |word| words.push(word));
+        words
+    }
+
+    /// The definition: every UAX #29 segment that contains a letter or digit, computed by the
+    /// general segmenter on the whole text (`split_word_bounds` never takes an ASCII shortcut).
+    fn reference_words(text: &str) -> Vec<&str> {
+        text.split_word_bounds()
+            .filter(|segment| segment.chars().any(char::is_alphanumeric))
+            .collect()
+    }
+
+    fn ascii_words(text: &str) -> Vec<&str> {
+        let mut words = Vec::new();
+        for_each_ascii_word(text, |word| words.push(word));
+        words
+    }
+
+    /// ASCII with every character class the word rules distinguish, weighted towards the
+    /// separators so that the interesting combinations are frequent.
+    const ASCII_ALPHABET: &[char] = &[
+        'a', 'b', 'Z', '0', '7', '.', '\'', ',', ':', ';', '_', '-', ' ', ' ', '\t', '\n', '\r',
+        '"', '(', '/', '@', '#', '\u{b}', '\u{c}',
+    ];
+
+    /// ASCII plus characters that exercise the Unicode rules around a safe point: letters,
+    /// combining and spacing marks (Extend, some of them alphabetic), Format (soft hyphen), ZWJ,
+    /// non-ASCII spaces, ideographs, kana, Hebrew letters with `"`, regional indicators, emoji,
+    /// Thai, a superscript digit and a full-width digit.
+    const MIXED_ALPHABET: &[char] = &[
+        'a',
+        'Z',
+        '3',
+        '.',
+        '\'',
+        ',',
+        ':',
+        '_',
+        ' ',
+        '\t',
+        '\n',
+        '\r',
+        '"',
+        '-',
+        'é',
+        'É',
+        'ß',
+        'İ',
+        'Σ',
+        '\u{301}',
+        '\u{903}',
+        '\u{ad}',
+        '\u{200d}',
+        '\u{a0}',
+        '\u{3000}',
+        '\u{2028}',
+        '中',
+        '文',
+        'ひ',
+        'カ',
+        'ナ',
+        'א',
+        'ב',
+        '\u{1f1fa}',
+        '\u{1f1f8}',
+        '\u{1f44d}',
+        'ก',
+        '²',
+        '１',
+        '\u{85}',
+    ];
+
+    fn text_over(alphabet: &'static [char]) -> impl Strategy<Value = String> {
+        proptest::collection::vec(proptest::sample::select(alphabet), 0..48)
+            .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        #[test]
+        fn ascii_scanner_matches_the_unicode_segmenter(text in text_over(ASCII_ALPHABET)) {
+            prop_assert_eq!(ascii_words(&text), reference_words(&text));
+        }
+
+        #[test]
+        fn cutting_at_safe_points_matches_the_unicode_segmenter(
+            text in text_over(MIXED_ALPHABET)
+        ) {
+            prop_assert_eq!(words(&text), reference_words(&text));
+        }
+    }
+
+    #[test]
+    fn lucene_keeps_numbers_abbreviations_and_contractions_whole() {
+        assert_eq!(
+            words("Pi is 3.14, not 3,14; the U.S.A. don't O'Neil's"),
+            ["Pi", "is", "3.14", "not", "3,14", "the", "U.S.A", "don't", "O'Neil's"]
+        );
+    }
+
+    #[test]
+    fn ascii_and_unicode_stretches_join_up() {
+        assert_eq!(
+            words("The café in Zürich costs 3,50 € — naïve"),
+            ["The", "café", "in", "Zürich", "costs", "3,50", "naïve"]
+        );
+        assert_eq!(words("中文 text 日本"), ["中", "文", "text", "日", "本"]);
+        assert_eq!(
+            words("カタカナ ひらがな"),
+            ["カタカナ", "ひ", "ら", "が", "な"]
+        );
+    }
+
+    #[test]
+    fn a_mark_after_a_space_belongs_to_the_space() {
+        // WB4 attaches the combining acute accent to the space before it.
+        assert_eq!(words("ab \u{301}cd"), ["ab", "cd"]);
+        assert_eq!(words("ab \u{301}cd"), reference_words("ab \u{301}cd"));
+    }
+
+    #[test]
+    fn long_words_are_chopped_at_255_characters() {
+        let ascii = "a".repeat(600);
+        let lengths: Vec<usize> = words(&ascii).iter().map(|word| word.len()).collect();
+        assert_eq!(lengths, [255, 255, 90]);
+
+        let accented = "é".repeat(300);
+        let lengths: Vec<usize> = words(&accented)
+            .iter()
+            .map(|word| word.chars().count())
+            .collect();
+        assert_eq!(lengths, [255, 45]);
+
+        let exact = "b".repeat(255);
+        assert_eq!(words(&exact), [exact.as_str()]);
+    }
+
+    #[test]
+    fn text_without_words_has_no_tokens() {
+        assert!(words("").is_empty());
+        assert!(words(" -- ... \u{1f44d} \u{3000}").is_empty());
+    }
+}

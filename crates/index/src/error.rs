@@ -1,0 +1,84 @@
+//! The error type of the index crate.
+
+use std::path::{Path, PathBuf};
+
+use crate::ingest::IngestError;
+
+/// Why an index could not be built, opened or read.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// An operating-system I/O error on a path.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A file's bytes are not what the format says they must be.
+    #[error("{file} is corrupt: {comment}; restore it from a backup or re-build the index")]
+    Corrupt {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        comment: String,
+    },
+    /// A file's checksum does not match its bytes.
+    #[error("{file}: checksum mismatch (footer {expected:#010x}, computed {actual:#010x}); the file is damaged")]
+    ChecksumMismatch {
+        /// The file.
+        file: String,
+        /// The checksum recorded.
+        expected: u32,
+        /// The checksum of the bytes.
+        actual: u32,
+    },
+    /// A file was written by another version of the format.
+    #[error("{file} has format version {found}; this build reads version {supported}: re-build the index")]
+    IncompatibleVersion {
+        /// The file.
+        file: String,
+        /// Its version.
+        found: u32,
+        /// The version this build reads.
+        supported: u32,
+    },
+    /// The directory holds no committed index.
+    #[error("{0}: no committed index (no MANIFEST)")]
+    NoIndex(PathBuf),
+    /// The directory already holds an index and overwriting was not asked for.
+    #[error("{0} already holds an index; pass --force to replace it")]
+    IndexExists(PathBuf),
+    /// Reading the input failed.
+    #[error(transparent)]
+    Ingest(#[from] IngestError),
+    /// A block could not be encoded or decoded.
+    #[error("{file}: {source}")]
+    Codec {
+        /// The file.
+        file: String,
+        /// The codec's error.
+        source: apcache_codec::CodecError,
+    },
+    /// An argument is out of range.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+impl IndexError {
+    /// An I/O error on `path`.
+    pub fn io(path: &Path, source: std::io::Error) -> IndexError {
+        IndexError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// A corruption of `file`.
+    pub fn corrupt(file: impl Into<String>, comment: impl Into<String>) -> IndexError {
+        IndexError::Corrupt {
+            file: file.into(),
+            comment: comment.into(),
+        }
+    }
+}

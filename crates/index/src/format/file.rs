@@ -1,0 +1,229 @@
+//! File framing: a header naming the file's kind and format version, a footer with the body
+//! length and a CRC32C.
+//!
+//! ```text
+//! header (16 bytes): magic "APCX" | kind: 4 ASCII bytes | format version: u32 LE | 0u32
+//! body
+//! footer (16 bytes): body length: u64 LE | CRC32C of header, body and length: u32 LE | "XCPA"
+//! ```
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::IndexError;
+
+/// The version of the on-disk format this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Bytes of the header.
+pub const HEADER_LEN: usize = 16;
+/// Bytes of the footer.
+pub const FOOTER_LEN: usize = 16;
+
+const HEADER_MAGIC: &[u8; 4] = b"APCX";
+const FOOTER_MAGIC: &[u8; 4] = b"XCPA";
+
+/// The kinds of file in an index, named by the 4 bytes after the header magic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// Term dictionary (an FST from term to term ordinal).
+    Dictionary,
+    /// Term metadata, one [`crate::format::TermInfo`] per ordinal.
+    TermInfos,
+    /// Skip entries, one [`crate::format::SkipEntry`] per block.
+    Skip,
+    /// Compressed postings: per term, its DID blocks then its frequency blocks.
+    Postings,
+    /// Document lengths in tokens.
+    Norms,
+    /// Compressed stored documents.
+    Store,
+    /// The manifest of committed segments.
+    Manifest,
+}
+
+impl FileKind {
+    /// The 4 tag bytes of this kind.
+    pub fn tag(self) -> &'static [u8; 4] {
+        match self {
+            FileKind::Dictionary => b"DICT",
+            FileKind::TermInfos => b"TERM",
+            FileKind::Skip => b"SKIP",
+            FileKind::Postings => b"POST",
+            FileKind::Norms => b"NORM",
+            FileKind::Store => b"STOR",
+            FileKind::Manifest => b"MANI",
+        }
+    }
+
+    /// The file-name extension of this kind.
+    pub fn extension(self) -> &'static str {
+        match self {
+            FileKind::Dictionary => "dict",
+            FileKind::TermInfos => "terms",
+            FileKind::Skip => "skip",
+            FileKind::Postings => "post",
+            FileKind::Norms => "norms",
+            FileKind::Store => "store",
+            FileKind::Manifest => "manifest",
+        }
+    }
+
+    /// Every kind a segment has.
+    pub const SEGMENT_FILES: [FileKind; 6] = [
+        FileKind::Dictionary,
+        FileKind::TermInfos,
+        FileKind::Skip,
+        FileKind::Postings,
+        FileKind::Norms,
+        FileKind::Store,
+    ];
+}
+
+fn header(kind: FileKind) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..4].copy_from_slice(HEADER_MAGIC);
+    h[4..8].copy_from_slice(kind.tag());
+    h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h
+}
+
+/// Writes one framed file: the header now, the body through [`Write`], the footer and an
+/// fsync in [`FileWriter::finish`].
+pub struct FileWriter {
+    out: BufWriter<File>,
+    path: PathBuf,
+    crc: u32,
+    body_len: u64,
+}
+
+impl FileWriter {
+    /// Creates `path` (truncating it) and writes the header of a `kind` file.
+    pub fn create(path: &Path, kind: FileKind) -> Result<FileWriter, IndexError> {
+        let file = File::create(path).map_err(|e| IndexError::io(path, e))?;
+        let mut writer = FileWriter {
+            out: BufWriter::with_capacity(1 << 20, file),
+            path: path.to_path_buf(),
+            crc: 0,
+            body_len: 0,
+        };
+        let h = header(kind);
+        writer
+            .out
+            .write_all(&h)
+            .map_err(|e| IndexError::io(path, e))?;
+        writer.crc = crc32c::crc32c(&h);
+        Ok(writer)
+    }
+
+    /// Bytes of body written so far (the offset the next byte will have in the body).
+    pub fn position(&self) -> u64 {
+        self.body_len
+    }
+
+    /// Appends body bytes.
+    pub fn write_body(&mut self, bytes: &[u8]) -> Result<(), IndexError> {
+        self.crc = crc32c::crc32c_append(self.crc, bytes);
+        self.body_len += bytes.len() as u64;
+        self.out
+            .write_all(bytes)
+            .map_err(|e| IndexError::io(&self.path, e))
+    }
+
+    /// Writes the footer, flushes and fsyncs. Returns the file's total length and CRC32C.
+    pub fn finish(mut self) -> Result<(u64, u32), IndexError> {
+        let len_bytes = self.body_len.to_le_bytes();
+        let crc = crc32c::crc32c_append(self.crc, &len_bytes);
+        let mut footer = [0u8; FOOTER_LEN];
+        footer[..8].copy_from_slice(&len_bytes);
+        footer[8..12].copy_from_slice(&crc.to_le_bytes());
+        footer[12..].copy_from_slice(FOOTER_MAGIC);
+        let path = self.path.clone();
+        self.out
+            .write_all(&footer)
+            .map_err(|e| IndexError::io(&path, e))?;
+        let file = self
+            .out
+            .into_inner()
+            .map_err(|e| IndexError::io(&path, e.into_error()))?;
+        file.sync_all().map_err(|e| IndexError::io(&path, e))?;
+        Ok((HEADER_LEN as u64 + self.body_len + FOOTER_LEN as u64, crc))
+    }
+}
+
+/// The checked framing of a file's bytes: where its body is, and its stored checksum.
+#[derive(Debug, Clone, Copy)]
+pub struct FramedFile {
+    /// Length of the body.
+    pub body_len: usize,
+    /// The CRC32C the footer records.
+    pub crc: u32,
+}
+
+impl FramedFile {
+    /// Checks the header and footer of `bytes` (a whole `kind` file named `name`), without
+    /// computing the checksum.
+    pub fn parse(bytes: &[u8], kind: FileKind, name: &str) -> Result<FramedFile, IndexError> {
+        let corrupt = |comment: String| IndexError::corrupt(name, comment);
+        if bytes.len() < HEADER_LEN + FOOTER_LEN {
+            return Err(corrupt(format!(
+                "{} bytes is too short for a framed file",
+                bytes.len()
+            )));
+        }
+        if &bytes[..4] != HEADER_MAGIC {
+            return Err(corrupt("not an apcache file (bad header magic)".into()));
+        }
+        if &bytes[4..8] != kind.tag() {
+            return Err(corrupt(format!(
+                "expected a {:?} file, found kind {:?}",
+                kind,
+                String::from_utf8_lossy(&bytes[4..8])
+            )));
+        }
+        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        if version != FORMAT_VERSION {
+            return Err(IndexError::IncompatibleVersion {
+                file: name.to_string(),
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        let footer = &bytes[bytes.len() - FOOTER_LEN..];
+        if &footer[12..] != FOOTER_MAGIC {
+            return Err(corrupt(
+                "bad footer magic (truncated or overwritten file?)".into(),
+            ));
+        }
+        let body_len = u64::from_le_bytes(footer[..8].try_into().expect("8 bytes"));
+        if body_len != (bytes.len() - HEADER_LEN - FOOTER_LEN) as u64 {
+            return Err(corrupt(format!(
+                "footer records a body of {body_len} bytes, the file holds {}",
+                bytes.len() - HEADER_LEN - FOOTER_LEN
+            )));
+        }
+        Ok(FramedFile {
+            body_len: body_len as usize,
+            crc: u32::from_le_bytes(footer[8..12].try_into().expect("4 bytes")),
+        })
+    }
+
+    /// Checks framing and checksum; returns the body.
+    pub fn verify<'a>(bytes: &'a [u8], kind: FileKind, name: &str) -> Result<&'a [u8], IndexError> {
+        let framed = FramedFile::parse(bytes, kind, name)?;
+        let actual = crc32c::crc32c(&bytes[..bytes.len() - 8]);
+        if actual != framed.crc {
+            return Err(IndexError::ChecksumMismatch {
+                file: name.to_string(),
+                expected: framed.crc,
+                actual,
+            });
+        }
+        Ok(framed.body(bytes))
+    }
+
+    /// The body of `bytes`, as framed.
+    pub fn body<'a>(&self, bytes: &'a [u8]) -> &'a [u8] {
+        &bytes[HEADER_LEN..HEADER_LEN + self.body_len]
+    }
+}

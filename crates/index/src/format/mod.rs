@@ -1,0 +1,14 @@
+//! The on-disk format: file framing, fixed-width records and the segment's files.
+//!
+//! docs/format.md is the byte-level specification; this module is its implementation. Every
+//! file starts with a 16-byte [`header`] and ends with a 16-byte footer holding the body length
+//! and a CRC32C of everything before it, so a reader can tell a file of another kind, another
+//! version, a truncated file and a flipped byte apart.
+
+pub mod file;
+pub mod skip_entry;
+pub mod term_info;
+
+pub use file::{FileKind, FileWriter, FramedFile, FOOTER_LEN, FORMAT_VERSION, HEADER_LEN};
+pub use skip_entry::SkipEntry;
+pub use term_info::TermInfo;

@@ -1,0 +1,66 @@
+//! Skip entries: one per 256-posting block, so that queries can find, bound and skip blocks
+//! without decoding them.
+
+use crate::IndexError;
+
+/// One block's skip entry.
+///
+/// ```text
+/// first_doc: u32 | last_doc: u32 | docs_offset: u32 | freqs_offset: u32 |
+/// max_freq: u32 | min_doc_len: u32        (24 bytes, little-endian)
+/// ```
+/// Offsets are relative to the term's `postings_offset`. `first_doc` is also the base the
+/// block's d-gaps are taken against. `max_freq` and `min_doc_len` bound the BM25 score of any
+/// posting of the block (the score grows with frequency and falls with document length).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SkipEntry {
+    /// Smallest DID of the block.
+    pub first_doc: u32,
+    /// Largest DID of the block.
+    pub last_doc: u32,
+    /// Offset of the block's DIDs from the term's postings start.
+    pub docs_offset: u32,
+    /// Offset of the block's frequencies from the term's postings start.
+    pub freqs_offset: u32,
+    /// Largest frequency in the block.
+    pub max_freq: u32,
+    /// Shortest document length (tokens) in the block.
+    pub min_doc_len: u32,
+}
+
+impl SkipEntry {
+    /// Bytes of one entry.
+    pub const LEN: usize = 24;
+
+    /// Appends the entry.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        for v in [
+            self.first_doc,
+            self.last_doc,
+            self.docs_offset,
+            self.freqs_offset,
+            self.max_freq,
+            self.min_doc_len,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    /// Reads entry `index` of a skip body.
+    pub fn read(body: &[u8], index: usize, file: &str) -> Result<SkipEntry, IndexError> {
+        let at = index
+            .checked_mul(Self::LEN)
+            .and_then(|start| body.get(start..start + Self::LEN))
+            .ok_or_else(|| IndexError::corrupt(file, format!("skip entry {index} past the end")))?;
+        let u32_at =
+            |i: usize| u32::from_le_bytes(at[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
+        Ok(SkipEntry {
+            first_doc: u32_at(0),
+            last_doc: u32_at(1),
+            docs_offset: u32_at(2),
+            freqs_offset: u32_at(3),
+            max_freq: u32_at(4),
+            min_doc_len: u32_at(5),
+        })
+    }
+}

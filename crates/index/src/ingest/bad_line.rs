@@ -1,0 +1,79 @@
+//! Lines that are not documents: where they are, why they were refused, and what to do with
+//! them.
+//!
+//! A corpus of hundreds of thousands of lines nearly always holds a few broken ones (a stray
+//! newline inside a body, a truncated last line). Whether one should stop the run is the
+//! caller's choice, so the reader either skips and reports them or stops at the first.
+
+use std::fmt;
+
+use super::input::Input;
+
+/// What the reader does with a line that is not a document.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BadLinePolicy {
+    /// Count the line, keep it as an example in the [`IngestReport`](super::IngestReport) and
+    /// go on.
+    #[default]
+    Skip,
+    /// Stop with [`IngestError::BadLine`](super::IngestError::BadLine).
+    Reject,
+}
+
+/// A line that is not a document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadLine {
+    /// The input it was read from.
+    pub file: Input,
+    /// Its line number in that input, from 1 (a luceneutil header is line 1).
+    pub line: u64,
+    /// Why it is not a document.
+    pub reason: BadLineReason,
+}
+
+impl fmt::Display for BadLine {
+    /// `file:line: reason`, the form editors and `grep -n` use.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.reason)
+    }
+}
+
+/// Why a line is not a document.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadLineReason {
+    /// The line is not UTF-8.
+    #[error("invalid UTF-8 after byte {valid_up_to}")]
+    InvalidUtf8 {
+        /// The length of the line's valid UTF-8 prefix.
+        valid_up_to: usize,
+    },
+    /// The line is empty (or holds only `\r`).
+    #[error("empty line")]
+    Empty,
+    /// A tab-separated line has too few fields for its layout.
+    #[error("expected {expected} tab-separated fields, found {found}")]
+    TooFewFields {
+        /// The fields the layout needs: 2 for `title<TAB>body`, 3 for luceneutil.
+        expected: usize,
+        /// The fields the line has.
+        found: usize,
+    },
+    /// A JSON line is not a JSON object or does not parse.
+    #[error("invalid JSON: {message}")]
+    InvalidJson {
+        /// The parser's message.
+        message: String,
+    },
+    /// A JSON object has neither a `body` nor a `text` string.
+    #[error("JSON object has no \"body\" or \"text\" string")]
+    MissingBody,
+    /// A JSON object's `id` is neither a string, a number nor null.
+    #[error("JSON \"id\" must be a string or a number")]
+    InvalidId,
+    /// The line is longer than [`ReaderOptions::max_line_bytes`](super::ReaderOptions).
+    #[error("line longer than {limit} bytes")]
+    TooLong {
+        /// The limit it exceeded.
+        limit: usize,
+    },
+}

@@ -1,0 +1,36 @@
+//! [`IngestError`]: why reading the input stopped.
+
+use std::io;
+
+use super::bad_line::BadLine;
+use super::input::Input;
+
+/// An error that stops reading.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// An input could not be opened, read or decompressed.
+    #[error("cannot read {input}: {source}")]
+    Io {
+        /// The input.
+        input: Input,
+        /// The underlying error; decompression errors are I/O errors too.
+        source: io::Error,
+    },
+    /// A bad line, under [`BadLinePolicy::Reject`](super::BadLinePolicy::Reject).
+    #[error("{0} (bad lines are rejected; skip them with BadLinePolicy::Skip)")]
+    BadLine(BadLine),
+    /// An input format name that [`InputFormat`](super::InputFormat) does not know.
+    #[error("unknown input format {name:?}: expected auto, tsv, luceneutil or jsonl")]
+    UnknownFormat {
+        /// The name given.
+        name: String,
+    },
+    /// An input compressed in a format the reader cannot decompress.
+    #[error("cannot read {input}: .{extension} files are not supported; use .xz, .gz or .zst, or decompress it to plain text")]
+    UnsupportedCompression {
+        /// The input.
+        input: Input,
+        /// Its file extension.
+        extension: String,
+    },
+}

@@ -1,0 +1,224 @@
+//! [`DocumentReader`]: the documents of a list of inputs, in order, one at a time or in
+//! batches.
+
+use std::io::BufRead;
+use std::iter::FusedIterator;
+
+use super::bad_line::{BadLine, BadLinePolicy, BadLineReason};
+use super::document::Document;
+use super::error::IngestError;
+use super::format::InputFormat;
+use super::input::Input;
+use super::line_reader::{LineInfo, LineReader};
+use super::report::IngestReport;
+
+/// How a [`DocumentReader`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReaderOptions {
+    /// The layout of the lines. Default: [`InputFormat::Auto`].
+    pub format: InputFormat,
+    /// What to do with a line that is not a document. Default: [`BadLinePolicy::Skip`].
+    pub bad_lines: BadLinePolicy,
+    /// How many bad lines the report keeps as examples; all are counted. Default: 1000.
+    pub max_bad_line_examples: usize,
+    /// The longest line accepted, in bytes, terminator excluded; longer lines are bad lines and
+    /// are never held in memory whole. Default: 64 MiB.
+    pub max_line_bytes: usize,
+}
+
+impl Default for ReaderOptions {
+    fn default() -> ReaderOptions {
+        ReaderOptions {
+            format: InputFormat::Auto,
+            bad_lines: BadLinePolicy::Skip,
+            max_bad_line_examples: 1000,
+            max_line_bytes: 64 << 20,
+        }
+    }
+}
+
+/// Reads the documents of several inputs, one input after the other, one document per line.
+///
+/// Inputs are opened one at a time, when the previous one is exhausted. The reader is `Send`,
+/// so the indexer can run it on a thread of its own and hand [`next_batch`] batches to
+/// workers.
+///
+/// After an error (I/O, decompression, or a bad line under [`BadLinePolicy::Reject`]) the
+/// reader is finished: later calls return no documents.
+///
+/// ```no_run
+/// use apcache_index::ingest::{DocumentReader, Input, ReaderOptions};
+///
+/// let inputs = ["enwiki-part0.lines.txt.xz", "-"].map(Input::from_arg);
+/// let mut reader = DocumentReader::new(inputs, ReaderOptions::default())?;
+/// let mut batch = Vec::new();
+/// while reader.next_batch(1024, &mut batch)? > 0 {
+///     // index `batch`, then empty it
+///     batch.clear();
+/// }
+/// let report = reader.report();
+/// eprintln!("{} documents, {} bad lines", report.documents, report.bad_line_count);
+/// # Ok::<(), apcache_index::ingest::IngestError>(())
+/// ```
+///
+/// [`next_batch`]: DocumentReader::next_batch
+pub struct DocumentReader {
+    pending: std::vec::IntoIter<Input>,
+    current: Option<OpenInput>,
+    options: ReaderOptions,
+    report: IngestReport,
+    line: Vec<u8>,
+    finished: bool,
+}
+
+/// The input being read.
+struct OpenInput {
+    input: Input,
+    lines: LineReader<Box<dyn BufRead + Send>>,
+}
+
+impl DocumentReader {
+    /// A reader of `inputs`, in order.
+    ///
+    /// # Errors
+    ///
+    /// [`IngestError::Io`] if an input is a missing file or a directory, and
+    /// [`IngestError::UnsupportedCompression`] if its extension names a compression the reader
+    /// cannot decode: a mistyped last argument is caught before the first input is indexed.
+    pub fn new(
+        inputs: impl IntoIterator<Item = Input>,
+        options: ReaderOptions,
+    ) -> Result<DocumentReader, IngestError> {
+        let inputs: Vec<Input> = inputs.into_iter().collect();
+        for input in &inputs {
+            input.check()?;
+        }
+        Ok(DocumentReader {
+            pending: inputs.into_iter(),
+            current: None,
+            options,
+            report: IngestReport::default(),
+            line: Vec::new(),
+            finished: false,
+        })
+    }
+
+    /// The next document, or `None` when every input has been read.
+    ///
+    /// # Errors
+    ///
+    /// [`IngestError::Io`] if an input cannot be opened, read or decompressed, and
+    /// [`IngestError::BadLine`] for a bad line under [`BadLinePolicy::Reject`].
+    pub fn next_document(&mut self) -> Result<Option<Document>, IngestError> {
+        if self.finished {
+            return Ok(None);
+        }
+        let next = self.read_document();
+        self.finished = !matches!(next, Ok(Some(_)));
+        next
+    }
+
+    /// Appends up to `max_docs` documents to `out` and returns how many; 0 when every input has
+    /// been read (or `max_docs` is 0).
+    ///
+    /// # Errors
+    ///
+    /// As [`DocumentReader::next_document`]; the documents read before the error stay in
+    /// `out`.
+    pub fn next_batch(
+        &mut self,
+        max_docs: usize,
+        out: &mut Vec<Document>,
+    ) -> Result<usize, IngestError> {
+        let mut added = 0;
+        while added < max_docs {
+            let Some(document) = self.next_document()? else {
+                break;
+            };
+            out.push(document);
+            added += 1;
+        }
+        Ok(added)
+    }
+
+    /// What has been read so far.
+    pub fn report(&self) -> &IngestReport {
+        &self.report
+    }
+
+    /// What has been read, once reading is over.
+    pub fn into_report(self) -> IngestReport {
+        self.report
+    }
+
+    fn read_document(&mut self) -> Result<Option<Document>, IngestError> {
+        loop {
+            let current = match &mut self.current {
+                Some(current) => current,
+                None => {
+                    let Some(input) = self.pending.next() else {
+                        return Ok(None);
+                    };
+                    let lines = LineReader::new(input.open()?, self.options.max_line_bytes);
+                    self.current.insert(OpenInput { input, lines })
+                }
+            };
+            let Some(info) = current
+                .lines
+                .next_line(&mut self.line)
+                .map_err(|source| current.input.io_error(source))?
+            else {
+                self.current = None;
+                continue;
+            };
+            self.report.bytes_read += info.bytes;
+            match parse(&self.line, info, &self.options) {
+                Ok(Some(document)) => {
+                    self.report.documents += 1;
+                    return Ok(Some(document));
+                }
+                Ok(None) => {}
+                Err(reason) => {
+                    let bad_line = BadLine {
+                        file: current.input.clone(),
+                        line: info.number,
+                        reason,
+                    };
+                    let max_examples = self.options.max_bad_line_examples;
+                    self.report.record_bad_line(&bad_line, max_examples);
+                    if self.options.bad_lines == BadLinePolicy::Reject {
+                        return Err(IngestError::BadLine(bad_line));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The document on `line`, which [`LineReader::next_line`] described with `info`; `None` for a
+/// header.
+fn parse(
+    line: &[u8],
+    info: LineInfo,
+    options: &ReaderOptions,
+) -> Result<Option<Document>, BadLineReason> {
+    if info.too_long {
+        return Err(BadLineReason::TooLong {
+            limit: options.max_line_bytes,
+        });
+    }
+    let line = std::str::from_utf8(line).map_err(|error| BadLineReason::InvalidUtf8 {
+        valid_up_to: error.valid_up_to(),
+    })?;
+    options.format.parse_line(line)
+}
+
+impl Iterator for DocumentReader {
+    type Item = Result<Document, IngestError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_document().transpose()
+    }
+}
+
+impl FusedIterator for DocumentReader {}

@@ -1,0 +1,9 @@
+//! apcache's index: analysis, ingest, indexing, the on-disk format and its readers.
+#![deny(missing_docs)]
+
+pub mod analyzer;
+mod error;
+pub mod format;
+pub mod ingest;
+
+pub use error::IndexError;

@@ -1,0 +1,31 @@
+//! Feeds arbitrary bytes to every codec's decoders, at every instruction-set level: decoding
+//! must return a value or a typed error, never panic or read out of bounds, and the SIMD and
+//! scalar paths must agree.
+#![no_main]
+
+use apcache_codec::{codec_with_isa, Isa, BLOCK_LEN, CODEC_NAMES};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, rest)) = data.split_first() else { return };
+    let Some((base_bytes, input)) = rest.split_first_chunk::<4>() else { return };
+    let base = u32::from_le_bytes(*base_bytes);
+    let len = if selector & 1 == 1 { BLOCK_LEN } else { usize::from(selector >> 1) % (BLOCK_LEN + 1) };
+    for name in CODEC_NAMES {
+        let scalar = codec_with_isa(name, Isa::Scalar).expect("registered");
+        let mut expected = vec![0u32; len];
+        let expected_docs = scalar.decode_docs(base, input, &mut expected);
+        for isa in Isa::all_supported() {
+            let codec = codec_with_isa(name, isa).expect("registered");
+            let mut out = vec![0u32; len];
+            let got = codec.decode_docs(base, input, &mut out);
+            assert_eq!(got.is_ok(), expected_docs.is_ok(), "{name} {isa:?}");
+            if let Ok(used) = got {
+                assert!(used <= input.len());
+                assert_eq!(Ok(used), expected_docs.clone());
+                assert_eq!(out, expected, "{name} {isa:?}");
+            }
+            let _ = codec.decode_freqs(input, &mut out);
+        }
+    }
+});
