@@ -27,7 +27,7 @@ struct Tables {
     length: [u8; 256],
 }
 
-const TABLES: Tables = {
+static TABLES: Tables = {
     let mut shuffle = [[0x80u8; 16]; 256];
     let mut length = [0u8; 256];
     let mut control = 0;
@@ -93,7 +93,7 @@ fn decode(
     check_len(out.len())?;
     let n = out.len();
     let ctrl = take(input, n.div_ceil(4))?;
-    if n % 4 != 0 && ctrl[ctrl.len() - 1] >> (2 * (n % 4)) != 0 {
+    if !n.is_multiple_of(4) && ctrl[ctrl.len() - 1] >> (2 * (n % 4)) != 0 {
         return Err(CodecError::Corrupt(
             "streamvbyte control codes past the block",
         ));

@@ -36,7 +36,7 @@ pub(crate) fn pack(values: &[u32], bits: u32, out: &mut Vec<u8>) {
 
 /// Reads 8 bytes at `at` as a little-endian u64, zero-filling past the end of `input`.
 #[inline]
-fn read_u64_padded(input: &[u8], at: usize) -> u64 {
+pub(crate) fn read_u64_padded(input: &[u8], at: usize) -> u64 {
     match input.get(at..at + 8) {
         Some(bytes) => u64::from_le_bytes(bytes.try_into().expect("8 bytes")),
         None => {

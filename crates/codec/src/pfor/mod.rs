@@ -12,11 +12,17 @@
 //! | 2 bitmap | `hb: u8`, `lows`, bitmap of exception positions (`ceil(n/8)` bytes, LSB first), the exceptions' high parts bit-packed horizontally at `hb` bits |
 //! | 3 vbyte | `e: u8` exception count, `lows`, `e` position bytes (increasing), `e` VByte high parts |
 //!
+//! In full blocks of the SIMD codecs the bitmap form stores each high part in whole bytes
+//! instead (1, 2 or 4 little-endian bytes, the fewest that hold `hb` bits), so that a vector
+//! load and one byte-to-lane permutation patch eight positions at once.
+//!
 //! `lows` is laid out horizontally ([`crate::bitpack::horizontal`]) except in full blocks of the
 //! SIMD codecs, which use the 8-lane vertical layout ([`crate::bitpack::vertical`]).
 //! `bitpack-delta-simd` writes only mode 0 blocks and reads with the same decoder.
 //! An empty block encodes to zero bytes.
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 mod codecs;
 
 pub use codecs::{BitpackDeltaSimd, PforDelta, PforDeltaSimd};
@@ -56,8 +62,19 @@ enum Plan {
     VByte { b: u32 },
 }
 
+/// Bytes each high part takes when high parts are stored byte-aligned.
+#[inline]
+fn aligned_high_bytes(hb: u32) -> usize {
+    match hb {
+        0..=8 => 1,
+        9..=16 => 2,
+        _ => 4,
+    }
+}
+
 /// Picks the smallest form for `values`; with `exceptions == false` only plain packing.
-fn plan(values: &[u32], exceptions: bool) -> Plan {
+/// `aligned_highs` prices the bitmap form with byte-aligned high parts.
+fn plan(values: &[u32], exceptions: bool, aligned_highs: bool) -> Plan {
     let n = values.len();
     let mut histogram = [0usize; 33];
     for &v in values {
@@ -80,7 +97,12 @@ fn plan(values: &[u32], exceptions: bool) -> Plan {
         let e: usize = wider.iter().sum();
         let lows = horizontal::packed_len(n, b);
         let hb = max_b - b;
-        let bitmap = 2 + lows + n.div_ceil(8) + horizontal::packed_len(e, hb);
+        let highs = if aligned_highs {
+            e * aligned_high_bytes(hb)
+        } else {
+            horizontal::packed_len(e, hb)
+        };
+        let bitmap = 2 + lows + n.div_ceil(8) + highs;
         if bitmap < best.0 {
             best = (bitmap, Plan::Bitmap { b, hb });
         }
@@ -114,7 +136,8 @@ pub(crate) fn encode(values: &[u32], layout: Layout, exceptions: bool, out: &mut
     if values.is_empty() {
         return;
     }
-    match plan(values, exceptions) {
+    let aligned_highs = layout.vertical_for(values.len());
+    match plan(values, exceptions, aligned_highs) {
         Plan::Plain { b } => {
             out.push(MODE_PLAIN << 6 | b as u8);
             pack_lows(values, b, layout, out);
@@ -136,7 +159,14 @@ pub(crate) fn encode(values: &[u32], layout: Layout, exceptions: bool, out: &mut
                 }
             }
             out.extend_from_slice(&bitmap);
-            horizontal::pack(&highs, hb, out);
+            if aligned_highs {
+                let width = aligned_high_bytes(hb);
+                for high in highs {
+                    out.extend_from_slice(&high.to_le_bytes()[..width]);
+                }
+            } else {
+                horizontal::pack(&highs, hb, out);
+            }
         }
         Plan::VByte { b } => {
             out.push(MODE_VBYTE << 6 | b as u8);
@@ -174,6 +204,75 @@ fn unpack_lows(
         return Ok((vertical::unpack_scalar(input, b, full)?, false));
     }
     Ok((horizontal::unpack(input, b, out)?, false))
+}
+
+/// ORs the high part of each exception (bit-packed at `hb` bits in `highs`, in position order)
+/// into the positions `bitmap` marks, shifted above the `b` low bits.
+#[inline]
+fn patch_from_bitmap(bitmap: &[u8], highs: &[u8], hb: u32, b: u32, out: &mut [u32]) {
+    let mask = u64::from(low_mask(hb));
+    let mut bit = 0usize;
+    for (word_index, word) in bitmap.chunks(8).enumerate() {
+        let mut bytes = [0u8; 8];
+        bytes[..word.len()].copy_from_slice(word);
+        let mut bits = u64::from_le_bytes(bytes);
+        while bits != 0 {
+            let i = word_index * 64 + bits.trailing_zeros() as usize;
+            let high = (horizontal::read_u64_padded(highs, bit / 8) >> (bit % 8)) & mask;
+            if let Some(v) = out.get_mut(i) {
+                *v |= (high as u32) << b;
+            }
+            bit += hb as usize;
+            bits &= bits - 1;
+        }
+    }
+}
+
+/// Patches a full block from byte-aligned high parts: `rest` starts with the `len` bytes of high
+/// parts, `width` bytes each, and may run on (the SIMD path reads up to 32 bytes past them when
+/// it can do so within `rest`).
+fn patch_aligned(
+    bitmap: &[u8],
+    rest: &[u8],
+    len: usize,
+    width: usize,
+    b: u32,
+    isa: Isa,
+    out: &mut [u32],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx2 {
+        if let (Ok(bitmap), Ok(out)) = (
+            <&[u8; 32]>::try_from(bitmap),
+            <&mut [u32; BLOCK_LEN]>::try_from(&mut *out),
+        ) {
+            let mut padded = [0u8; BLOCK_LEN * 4 + avx2::SLACK];
+            let highs = if rest.len() >= len + avx2::SLACK {
+                rest
+            } else {
+                padded[..len].copy_from_slice(&rest[..len]);
+                &padded[..]
+            };
+            // SAFETY: AVX2 was detected; `highs` holds `len + SLACK` readable bytes.
+            unsafe { avx2::patch_aligned(bitmap, highs, width, b, out) };
+            return;
+        }
+    }
+    let _ = isa;
+    let mut at = 0;
+    for (byte_index, &byte) in bitmap.iter().enumerate() {
+        let mut bits = byte;
+        while bits != 0 {
+            let i = byte_index * 8 + bits.trailing_zeros() as usize;
+            let mut word = [0u8; 4];
+            word[..width].copy_from_slice(&rest[at..at + width]);
+            if let Some(v) = out.get_mut(i) {
+                *v |= u32::from_le_bytes(word) << b;
+            }
+            at += width;
+            bits &= bits - 1;
+        }
+    }
 }
 
 /// Decodes a block written by [`encode`]; with `delta = Some(base)` the stored values are gaps
@@ -223,22 +322,22 @@ pub(crate) fn decode(
             pos += unpack_lows(&input[pos..], b, layout, isa, None, out)?.0;
             let bitmap = take(&input[pos..], n.div_ceil(8))?;
             pos += bitmap.len();
-            if n % 8 != 0 && bitmap[bitmap.len() - 1] >> (n % 8) != 0 {
+            if !n.is_multiple_of(8) && bitmap[bitmap.len() - 1] >> (n % 8) != 0 {
                 return Err(CodecError::Corrupt(
                     "pfor exception bitmap marks positions past the block",
                 ));
             }
             let e: usize = bitmap.iter().map(|byte| byte.count_ones() as usize).sum();
-            let mut highs = [0u32; BLOCK_LEN];
-            pos += horizontal::unpack(&input[pos..], hb, &mut highs[..e])?;
-            let mut next = highs[..e].iter();
-            for (chunk, &byte) in bitmap.iter().enumerate() {
-                let mut bits = byte;
-                while bits != 0 {
-                    let i = chunk * 8 + bits.trailing_zeros() as usize;
-                    out[i] |= next.next().expect("one high part per set bit") << b;
-                    bits &= bits - 1;
-                }
+            if layout.vertical_for(n) {
+                let width = aligned_high_bytes(hb);
+                let len = e * width;
+                take(&input[pos..], len)?;
+                patch_aligned(bitmap, &input[pos..], len, width, b, isa, out);
+                pos += len;
+            } else {
+                let highs = take(&input[pos..], horizontal::packed_len(e, hb))?;
+                pos += highs.len();
+                patch_from_bitmap(bitmap, highs, hb, b, out);
             }
             false
         }

@@ -1,0 +1,75 @@
+//! AVX2 patching of exceptions in full vertical blocks: one byte of the exception bitmap
+//! covers one row of eight values, and a permutation chosen by that byte moves the row's high
+//! parts from their packed order into their lanes.
+
+use std::arch::x86_64::*;
+
+use crate::BLOCK_LEN;
+
+/// Bytes the patcher may read past the last high part.
+pub(super) const SLACK: usize = 32;
+
+/// For each bitmap byte, the source index of each lane: the number of set bits below it.
+static PERMUTATIONS: [[u32; 8]; 256] = {
+    let mut table = [[0u32; 8]; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        let mut lane = 0;
+        while lane < 8 {
+            table[mask][lane] = (mask & ((1 << lane) - 1)).count_ones();
+            lane += 1;
+        }
+        mask += 1;
+    }
+    table
+};
+
+#[inline(always)]
+unsafe fn load_highs<const WIDTH: usize>(at: *const u8) -> __m256i {
+    match WIDTH {
+        1 => _mm256_cvtepu8_epi32(_mm_loadl_epi64(at as *const __m128i)),
+        2 => _mm256_cvtepu16_epi32(_mm_loadu_si128(at as *const __m128i)),
+        _ => _mm256_loadu_si256(at as *const __m256i),
+    }
+}
+
+#[target_feature(enable = "avx2")]
+unsafe fn patch_width<const WIDTH: usize>(
+    bitmap: &[u8; 32],
+    highs: &[u8],
+    b: u32,
+    out: &mut [u32; BLOCK_LEN],
+) {
+    let shift = _mm_cvtsi32_si128(b as i32);
+    let lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    let mut at = highs.as_ptr();
+    for (row, &mask) in bitmap.iter().enumerate() {
+        let permutation =
+            _mm256_loadu_si256(PERMUTATIONS[usize::from(mask)].as_ptr() as *const __m256i);
+        let selected = _mm256_and_si256(_mm256_set1_epi32(i32::from(mask)), lane_bits);
+        let lanes = _mm256_cmpeq_epi32(selected, lane_bits);
+        let high = _mm256_permutevar8x32_epi32(load_highs::<WIDTH>(at), permutation);
+        let high = _mm256_sll_epi32(_mm256_and_si256(high, lanes), shift);
+        let dst = out.as_mut_ptr().add(8 * row) as *mut __m256i;
+        _mm256_storeu_si256(dst, _mm256_or_si256(_mm256_loadu_si256(dst), high));
+        at = at.add(WIDTH * mask.count_ones() as usize);
+    }
+}
+
+/// ORs byte-aligned high parts (`width` bytes each) into the positions `bitmap` marks.
+///
+/// # Safety
+/// AVX2 must be available, and `highs` must hold the high parts plus [`SLACK`] bytes.
+pub(super) unsafe fn patch_aligned(
+    bitmap: &[u8; 32],
+    highs: &[u8],
+    width: usize,
+    b: u32,
+    out: &mut [u32; BLOCK_LEN],
+) {
+    match width {
+        1 => patch_width::<1>(bitmap, highs, b, out),
+        2 => patch_width::<2>(bitmap, highs, b, out),
+        _ => patch_width::<4>(bitmap, highs, b, out),
+    }
+}
