@@ -5,5 +5,6 @@ pub mod analyzer;
 mod error;
 pub mod format;
 pub mod ingest;
+pub mod segment;
 
 pub use error::IndexError;

@@ -151,6 +151,19 @@ impl FileWriter {
     }
 }
 
+impl Write for FileWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.crc = crc32c::crc32c_append(self.crc, buf);
+        self.body_len += buf.len() as u64;
+        self.out.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
 /// The checked framing of a file's bytes: where its body is, and its stored checksum.
 #[derive(Debug, Clone, Copy)]
 pub struct FramedFile {

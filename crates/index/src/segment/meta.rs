@@ -1,0 +1,53 @@
+//! What the manifest records of each segment.
+
+use serde::{Deserialize, Serialize};
+
+use super::DocMap;
+use crate::format::FileKind;
+
+/// One file of a segment, as committed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileMeta {
+    /// File name, relative to the index directory.
+    pub name: String,
+    /// Length in bytes.
+    pub bytes: u64,
+    /// The CRC32C its footer records.
+    pub crc32c: u32,
+}
+
+/// A committed segment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentMeta {
+    /// Segment name; its files are `<name>.<extension>`.
+    pub name: String,
+    /// The codec of its posting blocks.
+    pub codec: String,
+    /// The global DIDs it holds.
+    pub docs: DocMap,
+    /// Distinct terms.
+    pub terms: u64,
+    /// Postings.
+    pub postings: u64,
+    /// Sum of document lengths, in tokens.
+    pub total_tokens: u64,
+    /// Bytes of DID blocks in the postings file.
+    pub docs_bytes: u64,
+    /// Bytes of frequency blocks in the postings file.
+    pub freqs_bytes: u64,
+    /// Its files, in [`FileKind::SEGMENT_FILES`] order.
+    pub files: Vec<FileMeta>,
+}
+
+impl SegmentMeta {
+    /// Number of documents.
+    pub fn documents(&self) -> u32 {
+        self.docs.len()
+    }
+
+    /// The file of `kind`.
+    pub fn file(&self, kind: FileKind) -> Option<&FileMeta> {
+        let suffix = format!(".{}", kind.extension());
+        self.files.iter().find(|f| f.name.ends_with(&suffix))
+    }
+}

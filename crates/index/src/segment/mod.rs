@@ -1,0 +1,13 @@
+//! Segments: immutable sets of documents with their own dictionary, postings, norms and store.
+
+mod doc_map;
+mod meta;
+mod reader;
+mod store;
+mod writer;
+
+pub use doc_map::DocMap;
+pub use meta::{FileMeta, SegmentMeta};
+pub use reader::SegmentReader;
+pub use store::StoredDocument;
+pub use writer::SegmentWriter;

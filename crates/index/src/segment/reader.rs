@@ -1,0 +1,279 @@
+//! Reads a committed segment through mmap.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use apcache_codec::{codec_by_name, BlockCodec, BLOCK_LEN};
+use memmap2::Mmap;
+
+use super::store::StoreReader;
+use super::{SegmentMeta, StoredDocument};
+use crate::format::{FileKind, FramedFile, SkipEntry, TermInfo, HEADER_LEN};
+use crate::IndexError;
+
+/// The body of a mapped file.
+#[derive(Clone)]
+pub(crate) struct MappedBody {
+    map: Arc<Mmap>,
+    len: usize,
+}
+
+impl AsRef<[u8]> for MappedBody {
+    fn as_ref(&self) -> &[u8] {
+        &self.map[HEADER_LEN..HEADER_LEN + self.len]
+    }
+}
+
+impl MappedBody {
+    /// The whole mapped file, framing included.
+    pub(crate) fn file_bytes(&self) -> &[u8] {
+        &self.map
+    }
+}
+
+/// An open segment. Immutable and `Send + Sync`: many query threads may share one.
+pub struct SegmentReader {
+    meta: SegmentMeta,
+    codec: Box<dyn BlockCodec>,
+    dictionary: fst::Map<MappedBody>,
+    term_infos: MappedBody,
+    skip: MappedBody,
+    postings: MappedBody,
+    norms: MappedBody,
+    store: MappedBody,
+}
+
+fn map_file(dir: &Path, meta: &SegmentMeta, kind: FileKind) -> Result<MappedBody, IndexError> {
+    let file_meta = meta.file(kind).ok_or_else(|| {
+        IndexError::corrupt(
+            &meta.name,
+            format!("manifest lists no {} file", kind.extension()),
+        )
+    })?;
+    let path = dir.join(&file_meta.name);
+    let file = File::open(&path).map_err(|e| IndexError::io(&path, e))?;
+    // SAFETY: index files are immutable once committed; apcache never writes to a committed
+    // file, and the mapping is read-only.
+    let map = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::io(&path, e))?;
+    if map.len() as u64 != file_meta.bytes {
+        return Err(IndexError::corrupt(
+            &file_meta.name,
+            format!(
+                "{} bytes on disk, the manifest records {}",
+                map.len(),
+                file_meta.bytes
+            ),
+        ));
+    }
+    let framed = FramedFile::parse(&map, kind, &file_meta.name)?;
+    if framed.crc != file_meta.crc32c {
+        return Err(IndexError::corrupt(
+            &file_meta.name,
+            "footer checksum differs from the manifest's",
+        ));
+    }
+    Ok(MappedBody {
+        map: Arc::new(map),
+        len: framed.body_len,
+    })
+}
+
+impl SegmentReader {
+    /// Opens the segment `meta` of the index in `dir`: maps its files and checks their framing;
+    /// the dictionary's checksum is verified (a corrupt FST must not be walked).
+    pub fn open(dir: &Path, meta: &SegmentMeta) -> Result<SegmentReader, IndexError> {
+        let codec = codec_by_name(&meta.codec).map_err(|source| IndexError::Codec {
+            file: meta.name.clone(),
+            source,
+        })?;
+        let dict = map_file(dir, meta, FileKind::Dictionary)?;
+        let dict_name = &meta.file(FileKind::Dictionary).expect("mapped").name;
+        FramedFile::verify(dict.file_bytes(), FileKind::Dictionary, dict_name)?;
+        let dictionary = fst::Map::new(dict)
+            .map_err(|e| IndexError::corrupt(dict_name, format!("dictionary: {e}")))?;
+        let reader = SegmentReader {
+            codec,
+            dictionary,
+            term_infos: map_file(dir, meta, FileKind::TermInfos)?,
+            skip: map_file(dir, meta, FileKind::Skip)?,
+            postings: map_file(dir, meta, FileKind::Postings)?,
+            norms: map_file(dir, meta, FileKind::Norms)?,
+            store: map_file(dir, meta, FileKind::Store)?,
+            meta: meta.clone(),
+        };
+        if reader.term_infos.as_ref().len() as u64 != meta.terms * TermInfo::LEN as u64 {
+            return Err(IndexError::corrupt(
+                &meta.name,
+                "term infos do not match the term count",
+            ));
+        }
+        if reader.norms.as_ref().len() != meta.documents() as usize * 4 {
+            return Err(IndexError::corrupt(
+                &meta.name,
+                "norms do not match the document count",
+            ));
+        }
+        Ok(reader)
+    }
+
+    /// Recomputes the checksum of every file.
+    pub fn verify_checksums(&self) -> Result<(), IndexError> {
+        for (kind, body) in self.bodies() {
+            let name = &self.meta.file(kind).expect("opened").name;
+            FramedFile::verify(body.file_bytes(), kind, name)?;
+        }
+        Ok(())
+    }
+
+    fn bodies(&self) -> [(FileKind, &MappedBody); 6] {
+        [
+            (FileKind::Dictionary, self.dictionary.as_fst().as_inner()),
+            (FileKind::TermInfos, &self.term_infos),
+            (FileKind::Skip, &self.skip),
+            (FileKind::Postings, &self.postings),
+            (FileKind::Norms, &self.norms),
+            (FileKind::Store, &self.store),
+        ]
+    }
+
+    /// The segment's manifest entry.
+    pub fn meta(&self) -> &SegmentMeta {
+        &self.meta
+    }
+
+    /// The term dictionary.
+    pub fn dictionary(&self) -> &fst::Map<impl AsRef<[u8]>> {
+        &self.dictionary
+    }
+
+    fn file_name(&self, kind: FileKind) -> &str {
+        &self.meta.file(kind).expect("opened").name
+    }
+
+    /// The metadata of `term`, if the segment has it.
+    pub fn term(&self, term: &str) -> Result<Option<TermInfo>, IndexError> {
+        match self.dictionary.get(term) {
+            Some(ordinal) => self.term_info(ordinal).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The metadata of term `ordinal`.
+    pub fn term_info(&self, ordinal: u64) -> Result<TermInfo, IndexError> {
+        TermInfo::read(
+            self.term_infos.as_ref(),
+            ordinal,
+            self.file_name(FileKind::TermInfos),
+        )
+    }
+
+    /// Skip entry `block` of the term `info`.
+    pub fn skip_entry(&self, info: &TermInfo, block: usize) -> Result<SkipEntry, IndexError> {
+        SkipEntry::read(
+            self.skip.as_ref(),
+            info.first_skip as usize + block,
+            self.file_name(FileKind::Skip),
+        )
+    }
+
+    /// The bytes of the term's postings (DID blocks then frequency blocks).
+    pub fn postings_bytes(&self, info: &TermInfo) -> Result<&[u8], IndexError> {
+        let start = info.postings_offset as usize;
+        self.postings
+            .as_ref()
+            .get(start..start + info.postings_bytes() as usize)
+            .ok_or_else(|| {
+                IndexError::corrupt(
+                    self.file_name(FileKind::Postings),
+                    "term postings past the end",
+                )
+            })
+    }
+
+    /// Decodes the whole posting list of `info` into `docs` and `freqs` (cleared first).
+    pub fn read_postings(
+        &self,
+        info: &TermInfo,
+        docs: &mut Vec<u32>,
+        freqs: &mut Vec<u32>,
+    ) -> Result<(), IndexError> {
+        let bytes = self.postings_bytes(info)?;
+        let file = self.file_name(FileKind::Postings);
+        let n = info.doc_freq as usize;
+        docs.clear();
+        freqs.clear();
+        docs.resize(n, 0);
+        freqs.resize(n, 0);
+        for block in 0..info.blocks() {
+            let entry = self.skip_entry(info, block)?;
+            let range = block * BLOCK_LEN..(n.min((block + 1) * BLOCK_LEN));
+            let at = |offset: u32| {
+                bytes
+                    .get(offset as usize..)
+                    .ok_or_else(|| IndexError::corrupt(file, "block offset past the term"))
+            };
+            self.codec
+                .decode_docs(
+                    entry.first_doc,
+                    at(entry.docs_offset)?,
+                    &mut docs[range.clone()],
+                )
+                .map_err(|source| IndexError::Codec {
+                    file: file.to_string(),
+                    source,
+                })?;
+            self.codec
+                .decode_freqs(at(entry.freqs_offset)?, &mut freqs[range.clone()])
+                .map_err(|source| IndexError::Codec {
+                    file: file.to_string(),
+                    source,
+                })?;
+        }
+        for f in freqs.iter_mut() {
+            *f = f.wrapping_add(1);
+        }
+        Ok(())
+    }
+
+    /// Length (tokens) of the document at local index `local`.
+    pub fn doc_length(&self, local: u32) -> Option<u32> {
+        let at = local as usize * 4;
+        self.norms
+            .as_ref()
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4")))
+    }
+
+    /// The stored document at local index `local`.
+    pub fn stored(&self, local: u32) -> Result<StoredDocument, IndexError> {
+        StoreReader::open(self.store.as_ref(), self.file_name(FileKind::Store))?.get(local)
+    }
+
+    /// Calls `f` with every stored document in local order, in raw form.
+    pub fn for_each_stored_raw(
+        &self,
+        mut f: impl FnMut(&[u8]) -> Result<(), IndexError>,
+    ) -> Result<(), IndexError> {
+        let file = self.file_name(FileKind::Store);
+        let store = StoreReader::open(self.store.as_ref(), file)?;
+        let mut raw_doc = Vec::new();
+        for i in 0..store.blocks() {
+            let (_, raw) = store.block(i)?;
+            for (title, body) in StoreReader::documents(&raw)
+                .ok_or_else(|| IndexError::corrupt(file, "malformed store block"))?
+            {
+                raw_doc.clear();
+                super::store::append_raw(
+                    std::str::from_utf8(title)
+                        .map_err(|_| IndexError::corrupt(file, "title not UTF-8"))?,
+                    std::str::from_utf8(body)
+                        .map_err(|_| IndexError::corrupt(file, "body not UTF-8"))?,
+                    &mut raw_doc,
+                );
+                f(&raw_doc)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,217 @@
+//! The document store: titles and bodies in zstd-compressed blocks of about 64 KiB, so results
+//! can be shown.
+//!
+//! ```text
+//! body: block* | index entry* (first local doc u32, block offset u64) | entries u32 | index offset u64
+//! block: raw length u32 | compressed length u32 | zstd frame
+//! raw block: per document, VByte title length, title, VByte body length, body
+//! ```
+
+use crate::format::FileWriter;
+use crate::IndexError;
+
+const BLOCK_TARGET: usize = 64 << 10;
+const ZSTD_LEVEL: i32 = 1;
+
+/// A stored document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredDocument {
+    /// Its title.
+    pub title: String,
+    /// Its body.
+    pub body: String,
+}
+
+fn write_vbyte(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn read_vbyte(input: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *input.get(*pos)?;
+        *pos += 1;
+        value |= u64::from(byte & 0x7F) << shift;
+        if byte < 0x80 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// Appends one document to a raw store block.
+pub(crate) fn append_raw(title: &str, body: &str, out: &mut Vec<u8>) {
+    write_vbyte(title.len() as u64, out);
+    out.extend_from_slice(title.as_bytes());
+    write_vbyte(body.len() as u64, out);
+    out.extend_from_slice(body.as_bytes());
+}
+
+/// Writes the store file of a segment.
+pub(crate) struct StoreWriter {
+    out: FileWriter,
+    raw: Vec<u8>,
+    docs: u32,
+    block_first: u32,
+    index: Vec<(u32, u64)>,
+}
+
+impl StoreWriter {
+    pub(crate) fn new(out: FileWriter) -> StoreWriter {
+        StoreWriter {
+            out,
+            raw: Vec::new(),
+            docs: 0,
+            block_first: 0,
+            index: Vec::new(),
+        }
+    }
+
+    /// Adds a document already in raw form (see [`append_raw`]).
+    pub(crate) fn add_raw(&mut self, raw_document: &[u8]) -> Result<(), IndexError> {
+        self.raw.extend_from_slice(raw_document);
+        self.docs += 1;
+        if self.raw.len() >= BLOCK_TARGET {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    fn flush_block(&mut self) -> Result<(), IndexError> {
+        if self.docs == self.block_first {
+            return Ok(());
+        }
+        let compressed = zstd::bulk::compress(&self.raw, ZSTD_LEVEL)
+            .map_err(|e| IndexError::io(std::path::Path::new("<store block>"), e))?;
+        self.index.push((self.block_first, self.out.position()));
+        self.out
+            .write_body(&(self.raw.len() as u32).to_le_bytes())?;
+        self.out
+            .write_body(&(compressed.len() as u32).to_le_bytes())?;
+        self.out.write_body(&compressed)?;
+        self.raw.clear();
+        self.block_first = self.docs;
+        Ok(())
+    }
+
+    pub(crate) fn finish(mut self) -> Result<(u64, u32), IndexError> {
+        self.flush_block()?;
+        let index_offset = self.out.position();
+        let mut tail = Vec::with_capacity(self.index.len() * 12 + 12);
+        for (first, offset) in &self.index {
+            tail.extend_from_slice(&first.to_le_bytes());
+            tail.extend_from_slice(&offset.to_le_bytes());
+        }
+        tail.extend_from_slice(&(self.index.len() as u32).to_le_bytes());
+        tail.extend_from_slice(&index_offset.to_le_bytes());
+        self.out.write_body(&tail)?;
+        self.out.finish()
+    }
+}
+
+/// Reads documents from a store body.
+pub(crate) struct StoreReader<'a> {
+    body: &'a [u8],
+    index: Vec<(u32, u64)>,
+    file: &'a str,
+}
+
+impl<'a> StoreReader<'a> {
+    pub(crate) fn open(body: &'a [u8], file: &'a str) -> Result<StoreReader<'a>, IndexError> {
+        let corrupt = |c: &str| IndexError::corrupt(file, format!("document store: {c}"));
+        let n = body.len();
+        if n < 12 {
+            return Err(corrupt("too short"));
+        }
+        let entries = u32::from_le_bytes(body[n - 12..n - 8].try_into().expect("4")) as usize;
+        let index_offset = u64::from_le_bytes(body[n - 8..].try_into().expect("8")) as usize;
+        if index_offset.checked_add(
+            entries
+                .checked_mul(12)
+                .ok_or_else(|| corrupt("index size"))?,
+        ) != Some(n - 12)
+        {
+            return Err(corrupt("index does not fit the file"));
+        }
+        let index = (0..entries)
+            .map(|i| {
+                let at = index_offset + 12 * i;
+                (
+                    u32::from_le_bytes(body[at..at + 4].try_into().expect("4")),
+                    u64::from_le_bytes(body[at + 4..at + 12].try_into().expect("8")),
+                )
+            })
+            .collect();
+        Ok(StoreReader { body, index, file })
+    }
+
+    /// Decompresses block `i`; returns its first local document and raw bytes.
+    pub(crate) fn block(&self, i: usize) -> Result<(u32, Vec<u8>), IndexError> {
+        let corrupt =
+            |c: &str| IndexError::corrupt(self.file, format!("document store block {i}: {c}"));
+        let (first, offset) = *self.index.get(i).ok_or_else(|| corrupt("no such block"))?;
+        let at = offset as usize;
+        let header = self
+            .body
+            .get(at..at + 8)
+            .ok_or_else(|| corrupt("past the end"))?;
+        let raw_len = u32::from_le_bytes(header[..4].try_into().expect("4")) as usize;
+        let comp_len = u32::from_le_bytes(header[4..].try_into().expect("4")) as usize;
+        let frame = self
+            .body
+            .get(at + 8..at + 8 + comp_len)
+            .ok_or_else(|| corrupt("past the end"))?;
+        let raw = zstd::bulk::decompress(frame, raw_len).map_err(|_| corrupt("bad zstd frame"))?;
+        if raw.len() != raw_len {
+            return Err(corrupt("wrong decompressed length"));
+        }
+        Ok((first, raw))
+    }
+
+    /// Number of blocks.
+    pub(crate) fn blocks(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Splits a raw block into documents (title, body byte ranges as raw slices).
+    pub(crate) fn documents(raw: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+        let mut pos = 0;
+        let mut docs = Vec::new();
+        while pos < raw.len() {
+            let tl = read_vbyte(raw, &mut pos)? as usize;
+            let title = raw.get(pos..pos.checked_add(tl)?)?;
+            pos += tl;
+            let bl = read_vbyte(raw, &mut pos)? as usize;
+            let body = raw.get(pos..pos.checked_add(bl)?)?;
+            pos += bl;
+            docs.push((title, body));
+        }
+        Some(docs)
+    }
+
+    /// The document at local index `local`.
+    pub(crate) fn get(&self, local: u32) -> Result<StoredDocument, IndexError> {
+        let i = self.index.partition_point(|&(first, _)| first <= local);
+        let i = i
+            .checked_sub(1)
+            .ok_or_else(|| IndexError::corrupt(self.file, "document before the first block"))?;
+        let (first, raw) = self.block(i)?;
+        let docs = Self::documents(&raw)
+            .ok_or_else(|| IndexError::corrupt(self.file, "malformed store block"))?;
+        let (title, body) = docs
+            .get((local - first) as usize)
+            .ok_or_else(|| IndexError::corrupt(self.file, format!("no stored document {local}")))?;
+        let text = |b: &[u8]| {
+            String::from_utf8(b.to_vec())
+                .map_err(|_| IndexError::corrupt(self.file, "stored text is not UTF-8"))
+        };
+        Ok(StoredDocument {
+            title: text(title)?,
+            body: text(body)?,
+        })
+    }
+}
