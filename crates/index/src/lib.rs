@@ -4,7 +4,10 @@
 pub mod analyzer;
 mod error;
 pub mod format;
+pub mod indexer;
 pub mod ingest;
+pub mod manifest;
 pub mod segment;
 
 pub use error::IndexError;
+pub use manifest::Manifest;

@@ -1,0 +1,143 @@
+//! Builds indices of the bundled sample and checks every posting list against a plain
+//! in-memory inversion of the same documents (the exhaustive reference).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use apcache_index::analyzer::Analyzer;
+use apcache_index::indexer::{build_index, IndexOptions};
+use apcache_index::ingest::{DocumentReader, Input, ReaderOptions};
+use apcache_index::segment::SegmentReader;
+use apcache_index::Manifest;
+
+fn sample() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/enwiki-sample.tsv")
+}
+
+/// term -> (DIDs, freqs) of the first `limit` sample documents, and their titles.
+fn reference(limit: usize) -> (BTreeMap<String, (Vec<u32>, Vec<u32>)>, Vec<String>) {
+    let analyzer = Analyzer::default();
+    let mut reader =
+        DocumentReader::new([Input::from_arg(sample())], ReaderOptions::default()).unwrap();
+    let mut lists: BTreeMap<String, (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+    let mut titles = Vec::new();
+    let mut did = 0u32;
+    while let Some(doc) = reader.next_document().unwrap() {
+        if titles.len() == limit {
+            break;
+        }
+        for text in [&doc.title, &doc.body] {
+            for token in analyzer.tokens(text) {
+                let (docs, freqs) = lists.entry(token).or_default();
+                if docs.last() == Some(&did) {
+                    *freqs.last_mut().unwrap() += 1;
+                } else {
+                    docs.push(did);
+                    freqs.push(1);
+                }
+            }
+        }
+        titles.push(doc.title);
+        did += 1;
+    }
+    (lists, titles)
+}
+
+fn check_index(codec: &str, threads: usize, budget: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let options = IndexOptions {
+        codec: codec.into(),
+        threads,
+        memory_budget: budget,
+        batch_docs: 64,
+        ..IndexOptions::default()
+    };
+    let report = build_index(
+        vec![Input::from_arg(sample())],
+        dir.path(),
+        &options,
+        |_, _| {},
+    )
+    .unwrap();
+    let (expected, titles) = reference(usize::MAX);
+    assert_eq!(report.documents as usize, titles.len());
+    let manifest = Manifest::load(dir.path()).unwrap();
+    let readers: Vec<SegmentReader> = manifest
+        .segments
+        .iter()
+        .map(|s| SegmentReader::open(dir.path(), s).unwrap())
+        .collect();
+    assert!(
+        readers.len() >= if budget < 1 << 20 { 2 } else { 1 },
+        "a small budget must flush several segments"
+    );
+    let (mut docs, mut freqs) = (Vec::new(), Vec::new());
+    for (term, (want_docs, want_freqs)) in &expected {
+        let (mut got_docs, mut got_freqs) = (Vec::new(), Vec::new());
+        for reader in &readers {
+            if let Some(info) = reader.term(term).unwrap() {
+                reader.read_postings(&info, &mut docs, &mut freqs).unwrap();
+                got_docs.extend_from_slice(&docs);
+                got_freqs.extend_from_slice(&freqs);
+            }
+        }
+        let mut pairs: Vec<(u32, u32)> = got_docs.into_iter().zip(got_freqs).collect();
+        pairs.sort_unstable();
+        let (got_docs, got_freqs): (Vec<u32>, Vec<u32>) = pairs.into_iter().unzip();
+        assert_eq!(&got_docs, want_docs, "{codec}: DIDs of {term:?}");
+        assert_eq!(&got_freqs, want_freqs, "{codec}: freqs of {term:?}");
+    }
+    let terms: u64 = readers.iter().map(|r| r.meta().terms).sum();
+    assert!(terms >= expected.len() as u64);
+    for reader in &readers {
+        reader.verify_checksums().unwrap();
+        let first = reader.meta().docs.docs().next().unwrap();
+        assert_eq!(reader.stored(0).unwrap().title, titles[first as usize]);
+    }
+}
+
+#[test]
+fn one_thread_one_segment_pfor_simd() {
+    check_index("pfor-delta-simd", 1, 256 << 20);
+}
+
+#[test]
+fn two_threads_many_segments_every_codec() {
+    for codec in apcache_codec::CODEC_NAMES {
+        check_index(codec, 2, 600 << 10);
+    }
+}
+
+#[test]
+fn an_existing_index_is_not_overwritten_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = IndexOptions::default();
+    build_index(
+        vec![Input::from_arg(sample())],
+        dir.path(),
+        &options,
+        |_, _| {},
+    )
+    .unwrap();
+    let again = build_index(
+        vec![Input::from_arg(sample())],
+        dir.path(),
+        &options,
+        |_, _| {},
+    );
+    assert!(matches!(
+        again,
+        Err(apcache_index::IndexError::IndexExists(_))
+    ));
+    let forced = IndexOptions {
+        force: true,
+        ..IndexOptions::default()
+    };
+    build_index(
+        vec![Input::from_arg(sample())],
+        dir.path(),
+        &forced,
+        |_, _| {},
+    )
+    .unwrap();
+}
