@@ -15,11 +15,13 @@ fn sample() -> PathBuf {
 }
 
 /// term -> (DIDs, freqs) of the first `limit` sample documents, and their titles.
-fn reference(limit: usize) -> (BTreeMap<String, (Vec<u32>, Vec<u32>)>, Vec<String>) {
+type Lists = BTreeMap<String, (Vec<u32>, Vec<u32>)>;
+
+fn reference(limit: usize) -> (Lists, Vec<String>) {
     let analyzer = Analyzer::default();
     let mut reader =
         DocumentReader::new([Input::from_arg(sample())], ReaderOptions::default()).unwrap();
-    let mut lists: BTreeMap<String, (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+    let mut lists = Lists::new();
     let mut titles = Vec::new();
     let mut did = 0u32;
     while let Some(doc) = reader.next_document().unwrap() {

@@ -1,12 +1,18 @@
 //! The subcommands, one file each.
 
 mod bench;
+mod index;
+mod stats;
 
 use clap::Subcommand;
 
 /// Every subcommand of `apcache`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Build an index from documents.
+    Index(index::IndexArgs),
+    /// Counts and sizes of an index.
+    Stats(stats::StatsArgs),
     /// Benchmarks: codecs (more to come).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -15,6 +21,8 @@ pub enum Command {
 /// Runs a parsed subcommand.
 pub fn run(command: Command) -> anyhow::Result<()> {
     match command {
+        Command::Index(args) => index::run(args),
+        Command::Stats(args) => stats::run(args),
         Command::Bench(bench) => bench::run(bench),
     }
 }

@@ -21,7 +21,7 @@ struct PostingBlock {
 /// One term's postings: sealed full blocks, then the growing last block.
 #[derive(Default)]
 struct TermPostings {
-    sealed: Vec<Box<PostingBlock>>,
+    sealed: Vec<PostingBlock>,
     docs: Vec<u32>,
     freqs: Vec<u32>,
 }
@@ -78,10 +78,10 @@ impl PostingTable {
                     return;
                 }
                 if list.docs.len() == BLOCK_LEN {
-                    let mut block = Box::new(PostingBlock {
+                    let mut block = PostingBlock {
                         docs: [0; BLOCK_LEN],
                         freqs: [0; BLOCK_LEN],
-                    });
+                    };
                     block.docs.copy_from_slice(&list.docs);
                     block.freqs.copy_from_slice(&list.freqs);
                     list.sealed.push(block);
