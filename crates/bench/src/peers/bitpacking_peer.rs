@@ -31,6 +31,18 @@ fn encode_sorted<B: BitPacker>(
     Ok(())
 }
 
+/// Reads the width byte and packed bytes of the next `B::BLOCK_LEN` values at `*pos`.
+fn next_block<'a, B: BitPacker>(
+    input: &'a [u8],
+    pos: &mut usize,
+) -> Result<(u8, &'a [u8]), String> {
+    let bits = *input.get(*pos).ok_or("truncated")?;
+    let need = B::BLOCK_LEN * bits as usize / 8;
+    let bytes = input.get(*pos + 1..*pos + 1 + need).ok_or("truncated")?;
+    *pos += 1;
+    Ok((bits, bytes))
+}
+
 fn decode_sorted<B: BitPacker>(
     packer: &B,
     mut base: u32,
@@ -39,10 +51,7 @@ fn decode_sorted<B: BitPacker>(
 ) -> Result<usize, String> {
     let mut pos = 0;
     for chunk in out.chunks_mut(B::BLOCK_LEN) {
-        let bits = *input.get(pos).ok_or("truncated")?;
-        pos += 1;
-        let need = B::BLOCK_LEN * bits as usize / 8;
-        let bytes = input.get(pos..pos + need).ok_or("truncated")?;
+        let (bits, bytes) = next_block::<B>(input, &mut pos)?;
         pos += packer.decompress_sorted(base, bytes, chunk, bits);
         base = chunk[B::BLOCK_LEN - 1];
     }
@@ -70,10 +79,7 @@ fn encode_plain<B: BitPacker>(packer: &B, values: &[u32], out: &mut Vec<u8>) -> 
 fn decode_plain<B: BitPacker>(packer: &B, input: &[u8], out: &mut [u32]) -> Result<usize, String> {
     let mut pos = 0;
     for chunk in out.chunks_mut(B::BLOCK_LEN) {
-        let bits = *input.get(pos).ok_or("truncated")?;
-        pos += 1;
-        let need = B::BLOCK_LEN * bits as usize / 8;
-        let bytes = input.get(pos..pos + need).ok_or("truncated")?;
+        let (bits, bytes) = next_block::<B>(input, &mut pos)?;
         pos += packer.decompress(bytes, chunk, bits);
     }
     Ok(pos)

@@ -246,15 +246,16 @@ fn patch_aligned(
             <&[u8; 32]>::try_from(bitmap),
             <&mut [u32; BLOCK_LEN]>::try_from(&mut *out),
         ) {
-            let mut padded = [0u8; BLOCK_LEN * 4 + avx2::SLACK];
-            let highs = if rest.len() >= len + avx2::SLACK {
-                rest
+            if rest.len() >= len + avx2::SLACK {
+                // SAFETY: AVX2 was detected; `rest` holds `len + SLACK` readable bytes.
+                unsafe { avx2::patch_aligned(bitmap, rest, width, b, out) };
             } else {
+                // Only a block at the very end of its buffer pays for the copy.
+                let mut padded = [0u8; BLOCK_LEN * 4 + avx2::SLACK];
                 padded[..len].copy_from_slice(&rest[..len]);
-                &padded[..]
-            };
-            // SAFETY: AVX2 was detected; `highs` holds `len + SLACK` readable bytes.
-            unsafe { avx2::patch_aligned(bitmap, highs, width, b, out) };
+                // SAFETY: as above; `padded` holds `len + SLACK` bytes.
+                unsafe { avx2::patch_aligned(bitmap, &padded, width, b, out) };
+            }
             return;
         }
     }
