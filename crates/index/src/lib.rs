@@ -2,11 +2,13 @@
 #![deny(missing_docs)]
 
 pub mod analyzer;
+pub mod check;
 mod error;
 pub mod format;
 pub mod indexer;
 pub mod ingest;
 pub mod manifest;
+pub mod merge;
 pub mod segment;
 
 pub use error::IndexError;

@@ -45,13 +45,14 @@ fn reference(limit: usize) -> (Lists, Vec<String>) {
     (lists, titles)
 }
 
-fn check_index(codec: &str, threads: usize, budget: usize) {
+fn check_index(codec: &str, threads: usize, budget: usize, merge: bool) {
     let dir = tempfile::tempdir().unwrap();
     let options = IndexOptions {
         codec: codec.into(),
         threads,
         memory_budget: budget,
         batch_docs: 64,
+        merge,
         ..IndexOptions::default()
     };
     let report = build_index(
@@ -69,10 +70,15 @@ fn check_index(codec: &str, threads: usize, budget: usize) {
         .iter()
         .map(|s| SegmentReader::open(dir.path(), s).unwrap())
         .collect();
-    assert!(
-        readers.len() >= if budget < 1 << 20 { 2 } else { 1 },
-        "a small budget must flush several segments"
-    );
+    if merge {
+        assert_eq!(readers.len(), 1, "a merged index has one segment");
+        assert_eq!(readers[0].meta().docs.runs(), &[[0, titles.len() as u32]]);
+    } else {
+        assert!(
+            readers.len() >= if budget < 1 << 20 { 2 } else { 1 },
+            "a small budget must flush several segments"
+        );
+    }
     let (mut docs, mut freqs) = (Vec::new(), Vec::new());
     for (term, (want_docs, want_freqs)) in &expected {
         let (mut got_docs, mut got_freqs) = (Vec::new(), Vec::new());
@@ -93,21 +99,85 @@ fn check_index(codec: &str, threads: usize, budget: usize) {
     assert!(terms >= expected.len() as u64);
     for reader in &readers {
         reader.verify_checksums().unwrap();
-        let first = reader.meta().docs.docs().next().unwrap();
-        assert_eq!(reader.stored(0).unwrap().title, titles[first as usize]);
+        for (local, did) in reader.meta().docs.docs().enumerate() {
+            let stored = reader.stored(local as u32).unwrap();
+            assert_eq!(stored.title, titles[did as usize], "{codec}: stored {did}");
+        }
     }
+    let check = apcache_index::check::check_index(dir.path()).unwrap();
+    assert!(check.is_clean(), "{codec}: {:?}", check.problems);
+    assert_eq!(check.documents as usize, titles.len());
 }
 
 #[test]
 fn one_thread_one_segment_pfor_simd() {
-    check_index("pfor-delta-simd", 1, 256 << 20);
+    check_index("pfor-delta-simd", 1, 256 << 20, true);
 }
 
 #[test]
 fn two_threads_many_segments_every_codec() {
     for codec in apcache_codec::CODEC_NAMES {
-        check_index(codec, 2, 600 << 10);
+        check_index(codec, 2, 600 << 10, false);
     }
+}
+
+#[test]
+fn two_threads_many_segments_merged_every_codec() {
+    for codec in apcache_codec::CODEC_NAMES {
+        check_index(codec, 2, 600 << 10, true);
+    }
+}
+
+#[test]
+fn placement_flags_put_files_where_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let flush = tempfile::tempdir().unwrap();
+    let merged = tempfile::tempdir().unwrap();
+    let arena = tempfile::tempdir().unwrap();
+    let options = IndexOptions {
+        memory_budget: 6 << 20,
+        batch_docs: 64,
+        flush_dir: Some(flush.path().to_path_buf()),
+        arena: apcache_index::indexer::ArenaPlacement::MappedFile(arena.path().to_path_buf()),
+        merge: false,
+        ..IndexOptions::default()
+    };
+    let report = build_index(
+        vec![Input::from_arg(sample())],
+        dir.path(),
+        &options,
+        |_, _| {},
+    )
+    .unwrap();
+    assert!(report.segments > 1, "{report:?}");
+    assert!(report.arena_bytes > 0, "{report:?}");
+    let count = |d: &std::path::Path| std::fs::read_dir(d).unwrap().count();
+    assert_eq!(
+        count(dir.path()),
+        1,
+        "only the manifest in the index directory"
+    );
+    assert_eq!(count(flush.path()), 6 * report.segments);
+    assert_eq!(count(arena.path()), 0, "arena files are unlinked");
+    assert!(apcache_index::check::check_index(dir.path())
+        .unwrap()
+        .is_clean());
+
+    let merge = apcache_index::merge::merge_index(
+        dir.path(),
+        None,
+        Some(&merged.path().canonicalize().unwrap()),
+    )
+    .unwrap();
+    assert_eq!(
+        (merge.segments_in, merge.segments_out),
+        (report.segments, 1)
+    );
+    assert_eq!(count(flush.path()), 0, "merged inputs are removed");
+    assert_eq!(count(merged.path()), 6);
+    let check = apcache_index::check::check_index(dir.path()).unwrap();
+    assert!(check.is_clean(), "{:?}", check.problems);
+    assert_eq!(check.documents, report.documents);
 }
 
 #[test]

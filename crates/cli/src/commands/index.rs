@@ -1,11 +1,14 @@
 //! `apcache index`: build an index from documents.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
-use apcache_index::indexer::{build_index, IndexOptions};
+use apcache_index::analyzer::{AnalyzerConfig, Stemming, StopWords};
+use apcache_index::indexer::{build_index, ArenaPlacement, IndexOptions};
 use apcache_index::ingest::{BadLinePolicy, Input, InputFormat, ReaderOptions};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
 
 /// Options of `apcache index`.
 #[derive(Debug, Args)]
@@ -23,7 +26,11 @@ pub struct IndexArgs {
     #[arg(long, default_value_t = 2)]
     threads: usize,
     /// Memory budget of the in-memory tables, in MiB.
-    #[arg(long = "memory-budget-mib", default_value_t = 256)]
+    #[arg(
+        long = "memory-budget-mib",
+        alias = "memory-budget",
+        default_value_t = 256
+    )]
     memory_budget_mib: usize,
     /// Input format: auto, tsv, luceneutil, jsonl.
     #[arg(long, default_value = "auto")]
@@ -31,6 +38,25 @@ pub struct IndexArgs {
     /// Stop at the first bad input line instead of skipping it.
     #[arg(long)]
     reject_bad_lines: bool,
+    /// Drop English stop words (the set of Lucene's EnglishAnalyzer).
+    #[arg(long)]
+    stop_words: bool,
+    /// Stem words with the Snowball English (Porter2) stemmer.
+    #[arg(long)]
+    stem: bool,
+    /// Keep the flushed segments instead of merging them into one at the end.
+    #[arg(long)]
+    no_merge: bool,
+    /// Place the posting blocks of the in-memory tables in files mapped from this directory
+    /// (a tmpfs, DAX or CXL-backed mount) instead of anonymous memory.
+    #[arg(long)]
+    arena_dir: Option<PathBuf>,
+    /// Write flushed segments to this directory (until the merge) instead of the index's.
+    #[arg(long)]
+    flush_dir: Option<PathBuf>,
+    /// Write the merged segment to this directory instead of the index's.
+    #[arg(long)]
+    merge_dir: Option<PathBuf>,
     /// Replace an index already in the output directory.
     #[arg(long)]
     force: bool,
@@ -45,6 +71,18 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         codec: args.codec,
         threads: args.threads,
         memory_budget: args.memory_budget_mib << 20,
+        analyzer: AnalyzerConfig {
+            stop_words: if args.stop_words {
+                StopWords::English
+            } else {
+                StopWords::None
+            },
+            stemming: if args.stem {
+                Stemming::SnowballEnglish
+            } else {
+                Stemming::None
+            },
+        },
         reader: ReaderOptions {
             format: args.format,
             bad_lines: if args.reject_bad_lines {
@@ -55,28 +93,82 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             ..ReaderOptions::default()
         },
         force: args.force,
+        merge: !args.no_merge,
+        arena: args
+            .arena_dir
+            .map_or(ArenaPlacement::Anonymous, ArenaPlacement::MappedFile),
+        flush_dir: args.flush_dir,
+        merge_dir: args.merge_dir,
         ..IndexOptions::default()
     };
     let inputs = args.inputs.into_iter().map(Input::from_arg).collect();
-    let mut last_report = std::time::Instant::now();
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new_spinner()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} {pos} documents ({per_sec}) {msg}",
+        )
+        .expect("valid template"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let started = std::time::Instant::now();
     let report = build_index(inputs, &args.output, &options, |docs, bytes| {
-        if !args.json && last_report.elapsed().as_secs() >= 2 {
-            eprintln!("  {docs} documents, {:.0} MB read", bytes as f64 / 1e6);
-            last_report = std::time::Instant::now();
-        }
-    })
-    .with_context(|| format!("indexing into {} failed", args.output.display()))?;
+        bar.set_position(docs);
+        let seconds = started.elapsed().as_secs_f64().max(1e-9);
+        bar.set_message(format!(
+            "{:.0} MB read, {:.1} MB/s",
+            bytes as f64 / 1e6,
+            bytes as f64 / 1e6 / seconds
+        ));
+    });
+    bar.finish_and_clear();
+    let report =
+        report.with_context(|| format!("indexing into {} failed", args.output.display()))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
+        return Ok(());
+    }
+    println!(
+        "indexed {} documents ({} bad lines skipped) in {:.1} s: {:.0} docs/s, {:.1} MB/s",
+        report.documents,
+        report.bad_lines,
+        report.total_seconds,
+        report.docs_per_second,
+        report.mb_per_second,
+    );
+    println!(
+        "{} segments flushed, {} committed, {} postings, codec {}",
+        report.segments_flushed, report.segments, report.postings, report.codec
+    );
+    println!(
+        "time: inverting {:.1} s, flushing {:.1} s (both summed over {} threads), merging {:.1} s, syncing {:.2} s",
+        report.ingest_seconds,
+        report.flush_seconds,
+        report.threads,
+        report.merge_seconds,
+        report.sync_seconds
+    );
+    let arena = match &report.arena {
+        ArenaPlacement::Anonymous => "anonymous memory".to_string(),
+        ArenaPlacement::MappedFile(dir) => format!("files mapped from {}", dir.display()),
+    };
+    println!(
+        "placement: arena in {arena} ({:.0} MiB), flushed segments in {}, merged segment in {}",
+        report.arena_bytes as f64 / (1 << 20) as f64,
+        report.flush_dir.display(),
+        report
+            .merge_dir
+            .as_ref()
+            .map_or("(no merge)".into(), |d| d.display().to_string())
+    );
+    if let Some(peak) = report.peak_rss_bytes {
         println!(
-            "indexed {} documents ({} bad lines skipped) in {:.1} s: {:.0} docs/s, {:.1} MB/s; {} segments flushed, {} committed, {} postings",
-            report.documents, report.bad_lines, report.total_seconds, report.docs_per_second, report.mb_per_second,
-            report.segments_flushed, report.segments, report.postings
-        );
-        println!(
-            "time: inverting {:.1} s, flushing {:.1} s (summed over {} threads), committing {:.2} s",
-            report.ingest_seconds, report.flush_seconds, report.threads, report.sync_seconds
+            "peak resident memory {:.0} MiB (budget {} MiB)",
+            peak as f64 / (1 << 20) as f64,
+            report.memory_budget >> 20
         );
     }
     Ok(())

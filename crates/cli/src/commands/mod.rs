@@ -1,7 +1,9 @@
 //! The subcommands, one file each.
 
 mod bench;
+mod check;
 mod index;
+mod merge;
 mod stats;
 
 use clap::Subcommand;
@@ -11,6 +13,10 @@ use clap::Subcommand;
 pub enum Command {
     /// Build an index from documents.
     Index(index::IndexArgs),
+    /// Merge every segment of an index into one.
+    Merge(merge::MergeArgs),
+    /// Verify every checksum and structural invariant of an index (exit 1 on any problem).
+    Check(check::CheckArgs),
     /// Counts and sizes of an index.
     Stats(stats::StatsArgs),
     /// Benchmarks: codecs (more to come).
@@ -22,6 +28,8 @@ pub enum Command {
 pub fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Index(args) => index::run(args),
+        Command::Merge(args) => merge::run(args),
+        Command::Check(args) => check::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Bench(bench) => bench::run(bench),
     }

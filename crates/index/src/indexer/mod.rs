@@ -1,12 +1,20 @@
 //! Building an index: documents are read in batches on the calling thread and inverted by
 //! several indexing threads, each with its own [`PostingTable`]; a table that outgrows its share
-//! of the memory budget is flushed to a segment, and every flush is committed.
+//! of the memory budget is flushed to a segment, and every flush is committed. At the end the
+//! segments are merged into one (unless told not to), and that too is committed.
+//!
+//! Three placements are flags, recorded in the report: where the tables' block arenas live
+//! ([`ArenaPlacement`]), where flushed segments are written (`flush_dir`, e.g. a fast scratch
+//! device; the manifest names them there until the merge), and where the merged segment is
+//! written (`merge_dir`).
 
+mod arena;
 mod posting_table;
 
+pub use arena::ArenaPlacement;
 pub use posting_table::PostingTable;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -16,6 +24,7 @@ use serde::Serialize;
 use crate::analyzer::{Analyzer, AnalyzerConfig};
 use crate::ingest::{Document, DocumentReader, Input, ReaderOptions};
 use crate::manifest::{Manifest, MANIFEST};
+use crate::merge::{merge_all, MergeReport};
 use crate::IndexError;
 
 /// How to build an index.
@@ -35,6 +44,14 @@ pub struct IndexOptions {
     pub batch_docs: usize,
     /// Replace an index already in the directory.
     pub force: bool,
+    /// Merge all segments into one at the end.
+    pub merge: bool,
+    /// Where the posting tables' block arenas live.
+    pub arena: ArenaPlacement,
+    /// Directory for flushed segments (default: the index directory).
+    pub flush_dir: Option<PathBuf>,
+    /// Directory for the merged segment (default: the index directory).
+    pub merge_dir: Option<PathBuf>,
 }
 
 impl Default for IndexOptions {
@@ -47,6 +64,10 @@ impl Default for IndexOptions {
             reader: ReaderOptions::default(),
             batch_docs: 512,
             force: false,
+            merge: true,
+            arena: ArenaPlacement::Anonymous,
+            flush_dir: None,
+            merge_dir: None,
         }
     }
 }
@@ -72,7 +93,9 @@ pub struct IndexReport {
     pub ingest_seconds: f64,
     /// Seconds spent writing segments (transform and write, summed over threads).
     pub flush_seconds: f64,
-    /// Seconds spent committing manifests (fsync and rename).
+    /// Seconds spent merging segments (read, merge, encode, write and fsync the merged one).
+    pub merge_seconds: f64,
+    /// Seconds spent committing manifests (fsync and rename) and removing merged files.
     pub sync_seconds: f64,
     /// Documents per second, wall clock.
     pub docs_per_second: f64,
@@ -84,11 +107,30 @@ pub struct IndexReport {
     pub threads: usize,
     /// Memory budget in bytes.
     pub memory_budget: usize,
+    /// Where the block arenas lived.
+    pub arena: ArenaPlacement,
+    /// Bytes the block arenas allocated (high-water marks, summed over threads).
+    pub arena_bytes: u64,
+    /// Where flushed segments were written.
+    pub flush_dir: PathBuf,
+    /// Where the merged segment was written (absent without a merge).
+    pub merge_dir: Option<PathBuf>,
+    /// Peak resident memory of the process (Linux `VmHWM`), when known.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// Peak resident set size of this process, from `/proc/self/status`.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Shared state of the indexing threads.
 struct Shared<'a> {
     dir: &'a Path,
+    flush_dir: Option<PathBuf>,
     options: &'a IndexOptions,
     analyzer: Analyzer,
     manifest: Mutex<Manifest>,
@@ -96,6 +138,7 @@ struct Shared<'a> {
     ingest_ns: AtomicU64,
     flush_ns: AtomicU64,
     sync_ns: AtomicU64,
+    arena_bytes: AtomicU64,
 }
 
 fn add_ns(counter: &AtomicU64, since: Instant) {
@@ -112,7 +155,9 @@ impl Shared<'_> {
             self.next_segment.fetch_add(1, Ordering::Relaxed)
         );
         let start = Instant::now();
-        let meta = table.flush(self.dir, &name, &self.options.codec)?;
+        let out = self.flush_dir.as_deref().unwrap_or(self.dir);
+        let mut meta = table.flush(out, &name, &self.options.codec)?;
+        meta.dir = self.flush_dir.clone();
         add_ns(&self.flush_ns, start);
         let start = Instant::now();
         let mut manifest = self
@@ -132,19 +177,22 @@ impl Shared<'_> {
         &self,
         batches: crossbeam_channel::Receiver<(u32, Vec<Document>)>,
     ) -> Result<(), IndexError> {
-        let mut table = PostingTable::default();
+        let mut table = PostingTable::new(self.options.arena.clone())?;
         let share = self.options.memory_budget / self.options.threads.max(1);
         for (first, batch) in batches {
             let start = Instant::now();
             for (i, doc) in batch.iter().enumerate() {
-                table.add_document(first + i as u32, doc, &self.analyzer);
+                table.add_document(first + i as u32, doc, &self.analyzer)?;
             }
             add_ns(&self.ingest_ns, start);
             if table.bytes() >= share {
                 self.flush(&mut table)?;
             }
         }
-        self.flush(&mut table)
+        self.flush(&mut table)?;
+        self.arena_bytes
+            .fetch_add(table.arena_bytes() as u64, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -192,10 +240,13 @@ pub fn build_index(
     let started = Instant::now();
     let mut reader = DocumentReader::new(inputs, options.reader)?;
     prepare_dir(dir, options.force)?;
+    let flush_dir = placement_dir(dir, options.flush_dir.as_deref())?;
+    let merge_dir = placement_dir(dir, options.merge_dir.as_deref())?;
     let mut manifest = Manifest::new(options.analyzer);
     manifest.commit(dir)?;
     let shared = Shared {
         dir,
+        flush_dir: flush_dir.clone(),
         options,
         analyzer: Analyzer::new(options.analyzer),
         manifest: Mutex::new(manifest),
@@ -203,6 +254,7 @@ pub fn build_index(
         ingest_ns: AtomicU64::new(0),
         flush_ns: AtomicU64::new(0),
         sync_ns: AtomicU64::new(0),
+        arena_bytes: AtomicU64::new(0),
     };
     let (sender, receiver) =
         crossbeam_channel::bounded::<(u32, Vec<Document>)>(options.threads * 2);
@@ -251,10 +303,22 @@ pub fn build_index(
     });
     read_result?;
     let report = reader.into_report();
-    let manifest = shared
+    let mut manifest = shared
         .manifest
         .into_inner()
         .unwrap_or_else(|p| p.into_inner());
+    let segments_flushed = shared.next_segment.load(Ordering::Relaxed);
+    let merge = if options.merge {
+        merge_all(
+            dir,
+            &mut manifest,
+            Some(&options.codec),
+            segments_flushed,
+            merge_dir.as_deref(),
+        )?
+    } else {
+        MergeReport::default()
+    };
     manifest.remove_unreferenced(dir)?;
     let total = started.elapsed();
     let secs = |ns: &AtomicU64| Duration::from_nanos(ns.load(Ordering::Relaxed)).as_secs_f64();
@@ -262,17 +326,37 @@ pub fn build_index(
         documents: manifest.documents(),
         bad_lines: report.bad_line_count,
         bytes_read: report.bytes_read,
-        segments_flushed: shared.next_segment.load(Ordering::Relaxed),
+        segments_flushed,
         segments: manifest.segments.len(),
         postings: manifest.segments.iter().map(|s| s.postings).sum(),
         total_seconds: total.as_secs_f64(),
         ingest_seconds: secs(&shared.ingest_ns),
         flush_seconds: secs(&shared.flush_ns),
-        sync_seconds: secs(&shared.sync_ns),
+        merge_seconds: merge.merge_seconds,
+        sync_seconds: secs(&shared.sync_ns) + merge.sync_seconds,
         docs_per_second: manifest.documents() as f64 / total.as_secs_f64(),
         mb_per_second: report.bytes_read as f64 / 1e6 / total.as_secs_f64(),
         codec: options.codec.clone(),
         threads: options.threads,
         memory_budget: options.memory_budget,
+        arena: options.arena.clone(),
+        arena_bytes: shared.arena_bytes.load(Ordering::Relaxed),
+        flush_dir: flush_dir.unwrap_or_else(|| dir.to_path_buf()),
+        merge_dir: options
+            .merge
+            .then(|| merge_dir.unwrap_or_else(|| dir.to_path_buf())),
+        peak_rss_bytes: peak_rss_bytes(),
     })
+}
+
+/// A placement directory as the manifest records it: created, absolute, and `None` when it is
+/// the index directory itself.
+fn placement_dir(index_dir: &Path, dir: Option<&Path>) -> Result<Option<PathBuf>, IndexError> {
+    let Some(dir) = dir else { return Ok(None) };
+    std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
+    let dir = dir.canonicalize().map_err(|e| IndexError::io(dir, e))?;
+    let index = index_dir
+        .canonicalize()
+        .map_err(|e| IndexError::io(index_dir, e))?;
+    Ok((dir != index).then_some(dir))
 }

@@ -38,6 +38,18 @@ impl DocMap {
         }
     }
 
+    /// Appends the run of `count` DIDs from `first`, which must exceed every DID already
+    /// present; joins it to the last run when they touch.
+    pub fn push_run(&mut self, first: u32, count: u32) {
+        match self.runs.last_mut() {
+            Some(run) if run[0] + run[1] == first => run[1] += count,
+            _ => {
+                self.starts.push(self.len());
+                self.runs.push([first, count]);
+            }
+        }
+    }
+
     /// The runs.
     pub fn runs(&self) -> &[[u32; 2]] {
         &self.runs
@@ -58,6 +70,19 @@ impl DocMap {
         let i = self.runs.partition_point(|r| r[0] <= doc).checked_sub(1)?;
         let [first, count] = self.runs[i];
         (doc - first < count).then(|| self.starts[i] + (doc - first))
+    }
+
+    /// True when local index `local` starts a run.
+    pub fn is_run_start(&self, local: u32) -> bool {
+        self.starts.binary_search(&local).is_ok()
+    }
+
+    /// Local index ranges of the runs, in order.
+    pub fn local_runs(&self) -> impl Iterator<Item = std::ops::Range<u32>> + '_ {
+        self.starts
+            .iter()
+            .zip(&self.runs)
+            .map(|(&start, run)| start..start + run[1])
     }
 
     /// Global DIDs in local order.

@@ -1,5 +1,7 @@
 //! What the manifest records of each segment.
 
+use std::path::{Path, PathBuf};
+
 use serde::{Deserialize, Serialize};
 
 use super::DocMap;
@@ -37,12 +39,21 @@ pub struct SegmentMeta {
     pub freqs_bytes: u64,
     /// Its files, in [`FileKind::SEGMENT_FILES`] order.
     pub files: Vec<FileMeta>,
+    /// The directory of its files when that is not the index directory (a flushed segment
+    /// placed elsewhere with `--flush-dir`, awaiting its merge); absolute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
 }
 
 impl SegmentMeta {
     /// Number of documents.
     pub fn documents(&self) -> u32 {
         self.docs.len()
+    }
+
+    /// The directory holding its files, for an index in `index_dir`.
+    pub fn directory<'a>(&'a self, index_dir: &'a Path) -> &'a Path {
+        self.dir.as_deref().unwrap_or(index_dir)
     }
 
     /// The file of `kind`.

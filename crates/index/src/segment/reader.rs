@@ -51,7 +51,7 @@ fn map_file(dir: &Path, meta: &SegmentMeta, kind: FileKind) -> Result<MappedBody
             format!("manifest lists no {} file", kind.extension()),
         )
     })?;
-    let path = dir.join(&file_meta.name);
+    let path = meta.directory(dir).join(&file_meta.name);
     let file = File::open(&path).map_err(|e| IndexError::io(&path, e))?;
     // SAFETY: index files are immutable once committed; apcache never writes to a committed
     // file, and the mapping is read-only.
@@ -80,7 +80,8 @@ fn map_file(dir: &Path, meta: &SegmentMeta, kind: FileKind) -> Result<MappedBody
 }
 
 impl SegmentReader {
-    /// Opens the segment `meta` of the index in `dir`: maps its files and checks their framing;
+    /// Opens the segment `meta` of the index in `dir` (its files are in
+    /// [`SegmentMeta::directory`]): maps its files and checks their framing;
     /// the dictionary's checksum is verified (a corrupt FST must not be walked).
     pub fn open(dir: &Path, meta: &SegmentMeta) -> Result<SegmentReader, IndexError> {
         let codec = codec_by_name(&meta.codec).map_err(|source| IndexError::Codec {
@@ -140,6 +141,50 @@ impl SegmentReader {
     /// The segment's manifest entry.
     pub fn meta(&self) -> &SegmentMeta {
         &self.meta
+    }
+
+    /// The codec of the segment's blocks.
+    pub fn codec(&self) -> &dyn BlockCodec {
+        &*self.codec
+    }
+
+    /// Number of skip entries in the skip file.
+    pub fn skip_entries(&self) -> usize {
+        self.skip.as_ref().len() / SkipEntry::LEN
+    }
+
+    /// Bytes of the postings file's body.
+    pub fn postings_len(&self) -> usize {
+        self.postings.as_ref().len()
+    }
+
+    /// Decompresses the whole document store and counts its documents, checking that every
+    /// block parses and every text is UTF-8.
+    pub fn count_stored(&self) -> Result<u64, IndexError> {
+        let file = self.file_name(FileKind::Store);
+        let store = StoreReader::open(self.store.as_ref(), file)?;
+        let mut count = 0u64;
+        for i in 0..store.blocks() {
+            let (first, raw) = store.block(i)?;
+            if u64::from(first) != count {
+                return Err(IndexError::corrupt(
+                    file,
+                    format!("block {i} starts at document {first}, expected {count}"),
+                ));
+            }
+            let docs = StoreReader::documents(&raw)
+                .ok_or_else(|| IndexError::corrupt(file, format!("block {i} is malformed")))?;
+            for (title, body) in docs {
+                if std::str::from_utf8(title).is_err() || std::str::from_utf8(body).is_err() {
+                    return Err(IndexError::corrupt(
+                        file,
+                        format!("document {count} is not UTF-8"),
+                    ));
+                }
+                count += 1;
+            }
+        }
+        Ok(count)
     }
 
     /// The term dictionary.
@@ -250,30 +295,8 @@ impl SegmentReader {
         StoreReader::open(self.store.as_ref(), self.file_name(FileKind::Store))?.get(local)
     }
 
-    /// Calls `f` with every stored document in local order, in raw form.
-    pub fn for_each_stored_raw(
-        &self,
-        mut f: impl FnMut(&[u8]) -> Result<(), IndexError>,
-    ) -> Result<(), IndexError> {
-        let file = self.file_name(FileKind::Store);
-        let store = StoreReader::open(self.store.as_ref(), file)?;
-        let mut raw_doc = Vec::new();
-        for i in 0..store.blocks() {
-            let (_, raw) = store.block(i)?;
-            for (title, body) in StoreReader::documents(&raw)
-                .ok_or_else(|| IndexError::corrupt(file, "malformed store block"))?
-            {
-                raw_doc.clear();
-                super::store::append_raw(
-                    std::str::from_utf8(title)
-                        .map_err(|_| IndexError::corrupt(file, "title not UTF-8"))?,
-                    std::str::from_utf8(body)
-                        .map_err(|_| IndexError::corrupt(file, "body not UTF-8"))?,
-                    &mut raw_doc,
-                );
-                f(&raw_doc)?;
-            }
-        }
-        Ok(())
+    /// The document store (for merging).
+    pub(crate) fn store_reader(&self) -> Result<StoreReader<'_>, IndexError> {
+        StoreReader::open(self.store.as_ref(), self.file_name(FileKind::Store))
     }
 }

@@ -81,6 +81,27 @@ impl StoreWriter {
         Ok(())
     }
 
+    /// Ends the current block here, so that the next document starts a new one.
+    pub(crate) fn cut(&mut self) -> Result<(), IndexError> {
+        self.flush_block()
+    }
+
+    /// Appends a whole block of another store verbatim (its 8-byte header and zstd frame, as
+    /// [`StoreReader::block_bytes`] gives it), holding `docs` documents.
+    pub(crate) fn copy_block(&mut self, block: &[u8], docs: u32) -> Result<(), IndexError> {
+        self.flush_block()?;
+        self.index.push((self.docs, self.out.position()));
+        self.out.write_body(block)?;
+        self.docs += docs;
+        self.block_first = self.docs;
+        Ok(())
+    }
+
+    /// Documents added so far.
+    pub(crate) fn documents(&self) -> u32 {
+        self.docs
+    }
+
     fn flush_block(&mut self) -> Result<(), IndexError> {
         if self.docs == self.block_first {
             return Ok(());
@@ -147,6 +168,32 @@ impl<'a> StoreReader<'a> {
             })
             .collect();
         Ok(StoreReader { body, index, file })
+    }
+
+    /// Block `i` as stored (8-byte header and zstd frame), with its first local document and
+    /// the first local document of the next block (`None` for the last block).
+    pub(crate) fn block_bytes(&self, i: usize) -> Result<(u32, Option<u32>, &'a [u8]), IndexError> {
+        let corrupt =
+            |c: &str| IndexError::corrupt(self.file, format!("document store block {i}: {c}"));
+        let (first, offset) = *self.index.get(i).ok_or_else(|| corrupt("no such block"))?;
+        let at = offset as usize;
+        let header = self
+            .body
+            .get(at..at + 8)
+            .ok_or_else(|| corrupt("past the end"))?;
+        let comp_len = u32::from_le_bytes(header[4..].try_into().expect("4")) as usize;
+        let bytes = self
+            .body
+            .get(at..at + 8 + comp_len)
+            .ok_or_else(|| corrupt("past the end"))?;
+        Ok((first, self.index.get(i + 1).map(|e| e.0), bytes))
+    }
+
+    /// The index of the block holding local document `local`.
+    pub(crate) fn block_of(&self, local: u32) -> Option<usize> {
+        self.index
+            .partition_point(|&(first, _)| first <= local)
+            .checked_sub(1)
     }
 
     /// Decompresses block `i`; returns its first local document and raw bytes.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use apcache_codec::{codec_by_name, BlockCodec, BLOCK_LEN};
 
-use super::store::StoreWriter;
+use super::store::{StoreReader, StoreWriter};
 use super::{DocMap, FileMeta, SegmentMeta};
 use crate::format::{FileKind, FileWriter, SkipEntry, TermInfo};
 use crate::IndexError;
@@ -189,9 +189,42 @@ impl SegmentWriter {
     }
 
     /// Adds the next stored document (local order), in the raw form of
-    /// `segment::store::append_raw`.
+    /// `segment::store::append_raw`. A document that starts a run of the DocMap starts a new
+    /// store block, so that no block spans two runs and a merge can copy blocks verbatim.
     pub fn add_stored_raw(&mut self, raw_document: &[u8]) -> Result<(), IndexError> {
+        if self.docs.is_run_start(self.store.documents()) {
+            self.store.cut()?;
+        }
         self.store.add_raw(raw_document)
+    }
+
+    /// Appends the stored documents `locals` of another segment's store by copying its
+    /// compressed blocks; `locals` must start and end at block boundaries (they do at run
+    /// boundaries, see [`SegmentWriter::add_stored_raw`]).
+    pub(crate) fn copy_stored(
+        &mut self,
+        from: &StoreReader<'_>,
+        locals: std::ops::Range<u32>,
+        total_docs: u32,
+        from_name: &str,
+    ) -> Result<(), IndexError> {
+        let mut next = locals.start;
+        let mut block = from.block_of(next);
+        while next < locals.end {
+            let i = block.ok_or_else(|| IndexError::corrupt(from_name, "store has no block"))?;
+            let (first, following, bytes) = from.block_bytes(i)?;
+            let end = following.unwrap_or(total_docs);
+            if first != next || end > locals.end || end <= first {
+                return Err(IndexError::corrupt(
+                    from_name,
+                    format!("store block {i} (documents {first}..{end}) crosses a run boundary"),
+                ));
+            }
+            self.store.copy_block(bytes, end - first)?;
+            next = end;
+            block = Some(i + 1);
+        }
+        Ok(())
     }
 
     /// Writes the norms, finishes every file, fsyncs and renames them; returns the segment's
@@ -245,6 +278,7 @@ impl SegmentWriter {
             docs_bytes: self.docs_bytes,
             freqs_bytes: self.freqs_bytes,
             files,
+            dir: None,
         })
     }
 }

@@ -1,0 +1,285 @@
+//! Merging segments: a k-way merge of several segments into one, and the commit that swaps them.
+//!
+//! Segments hold global DIDs (a [`DocMap`] names which), so a merge rebases nothing: the merged
+//! segment's DocMap is the union of the inputs' runs, its norms and stored documents are laid
+//! out in global DID order, and every term's postings are the inputs' lists merged by DID.
+//! Merging every segment of an index leaves one segment whose DocMap is the single run
+//! `[0, N)`, which is what queries like best: one dictionary lookup and one list per term.
+//!
+//! Memory stays small whatever the index size: terms stream from the inputs' dictionaries in
+//! order (an FST union), one term's lists are held at a time, and the stores are read one
+//! compressed block at a time.
+//!
+//! Crash safety is the indexer's: the merged segment is written under temporary names, renamed,
+//! fsynced, and only then committed by a new manifest that names it instead of its inputs. A
+//! crash before that commit leaves the old manifest and unreferenced files, which the next
+//! writer removes.
+
+use std::path::Path;
+use std::time::Instant;
+
+use fst::{IntoStreamer, Streamer};
+use serde::Serialize;
+
+use crate::manifest::Manifest;
+use crate::segment::{DocMap, SegmentMeta, SegmentReader, SegmentWriter};
+use crate::IndexError;
+
+/// What a merge did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MergeReport {
+    /// Segments merged.
+    pub segments_in: usize,
+    /// Segments in the committed index afterwards.
+    pub segments_out: usize,
+    /// Documents in the merged segment.
+    pub documents: u64,
+    /// Distinct terms in the merged segment.
+    pub terms: u64,
+    /// Postings in the merged segment.
+    pub postings: u64,
+    /// Seconds spent writing the merged segment (read, merge, encode, write, fsync).
+    pub merge_seconds: f64,
+    /// Seconds spent committing the manifest and removing the inputs.
+    pub sync_seconds: f64,
+}
+
+/// Merges the segments `inputs` of the index in `index_dir` into segment `name`, written to
+/// `out_dir` with `codec`. Returns the merged segment's metadata (its `dir` is unset: the
+/// caller decides how the manifest names it). Commits nothing.
+pub fn merge_segments(
+    index_dir: &Path,
+    inputs: &[SegmentMeta],
+    out_dir: &Path,
+    name: &str,
+    codec: &str,
+) -> Result<SegmentMeta, IndexError> {
+    if inputs.is_empty() {
+        return Err(IndexError::InvalidArgument("nothing to merge".into()));
+    }
+    let readers = inputs
+        .iter()
+        .map(|meta| SegmentReader::open(index_dir, meta))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    // The merged DocMap: every input run in global order, each tagged with its segment.
+    let mut runs: Vec<(u32, u32, usize)> = inputs
+        .iter()
+        .enumerate()
+        .flat_map(|(s, meta)| meta.docs.runs().iter().map(move |r| (r[0], r[1], s)))
+        .collect();
+    runs.sort_unstable();
+    let mut docs = DocMap::default();
+    let mut lengths = Vec::new();
+    let mut next_local = vec![0u32; readers.len()];
+    for &(first, count, s) in &runs {
+        if docs.runs().last().is_some_and(|r| r[0] + r[1] > first) {
+            return Err(IndexError::corrupt(
+                &inputs[s].name,
+                format!("document {first} is also in another segment"),
+            ));
+        }
+        docs.push_run(first, count);
+        for _ in 0..count {
+            let local = next_local[s];
+            lengths.push(readers[s].doc_length(local).ok_or_else(|| {
+                IndexError::corrupt(&inputs[s].name, "norms shorter than the DocMap")
+            })?);
+            next_local[s] += 1;
+        }
+    }
+
+    let mut writer = SegmentWriter::create(out_dir, name, codec, docs, lengths)?;
+    merge_postings(&readers, &mut writer)?;
+
+    // Stored documents: no store block spans a run, so each run's blocks are copied verbatim.
+    let stores = readers
+        .iter()
+        .map(|r| r.store_reader())
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut local_runs: Vec<_> = inputs.iter().map(|m| m.docs.local_runs()).collect();
+    for &(_, count, s) in &runs {
+        let locals = local_runs[s]
+            .next()
+            .filter(|r| r.len() == count as usize)
+            .ok_or_else(|| IndexError::corrupt(&inputs[s].name, "DocMap runs changed"))?;
+        writer.copy_stored(&stores[s], locals, inputs[s].documents(), &inputs[s].name)?;
+    }
+    writer.finish()
+}
+
+/// Writes every term of `readers` with its lists merged by DID.
+fn merge_postings(readers: &[SegmentReader], writer: &mut SegmentWriter) -> Result<(), IndexError> {
+    let mut union = fst::map::OpBuilder::new();
+    for reader in readers {
+        union = union.add(reader.dictionary().into_stream());
+    }
+    let mut union = union.union();
+    let mut lists: Vec<(Vec<u32>, Vec<u32>)> = vec![Default::default(); readers.len()];
+    let (mut docs, mut freqs) = (Vec::new(), Vec::new());
+    let mut present = Vec::with_capacity(readers.len());
+    while let Some((term, ordinals)) = union.next() {
+        present.clear();
+        for ordinal in ordinals {
+            let reader = &readers[ordinal.index];
+            let info = reader.term_info(ordinal.value)?;
+            let (d, f) = &mut lists[ordinal.index];
+            reader.read_postings(&info, d, f)?;
+            present.push(ordinal.index);
+        }
+        docs.clear();
+        freqs.clear();
+        merge_by_doc(&lists, &present, &mut docs, &mut freqs);
+        writer.add_term(term, &docs, &freqs)?;
+    }
+    Ok(())
+}
+
+/// Merges the sorted lists `lists[i]` for `i` in `present` into `docs`, `freqs`.
+///
+/// Lists from indexing threads interleave in runs of a batch's documents, so the merge copies
+/// whole stretches: from the list with the smallest head, everything below the next-smallest
+/// head at once.
+fn merge_by_doc(
+    lists: &[(Vec<u32>, Vec<u32>)],
+    present: &[usize],
+    docs: &mut Vec<u32>,
+    freqs: &mut Vec<u32>,
+) {
+    let mut at = vec![0usize; present.len()];
+    loop {
+        let mut best: Option<(usize, u32)> = None;
+        let mut second = u32::MAX;
+        for (k, &i) in present.iter().enumerate() {
+            let Some(&head) = lists[i].0.get(at[k]) else {
+                continue;
+            };
+            match best {
+                Some((_, b)) if head >= b => second = second.min(head),
+                _ => {
+                    if let Some((_, b)) = best {
+                        second = second.min(b);
+                    }
+                    best = Some((k, head));
+                }
+            }
+        }
+        let Some((k, _)) = best else { return };
+        let (list_docs, list_freqs) = &lists[present[k]];
+        let start = at[k];
+        // At least one posting: equal heads (a corrupt input) must not stall the merge; the
+        // writer rejects the duplicate DID.
+        let end = start + list_docs[start..].partition_point(|&d| d < second).max(1);
+        docs.extend_from_slice(&list_docs[start..end]);
+        freqs.extend_from_slice(&list_freqs[start..end]);
+        at[k] = end;
+    }
+}
+
+/// Name of the next new segment of `manifest`.
+pub(crate) fn next_segment_number(manifest: &Manifest) -> u32 {
+    manifest
+        .segments
+        .iter()
+        .filter_map(|s| s.name.strip_prefix("seg_")?.parse::<u32>().ok())
+        .max()
+        .map_or(0, |n| n + 1)
+}
+
+/// Merges every segment of the index in `dir` into one (written with `codec`, or the first
+/// segment's codec when `None`, into `out_dir`, or `dir` when `None`), commits, and removes the
+/// merged segments' files.
+pub fn merge_index(
+    dir: &Path,
+    codec: Option<&str>,
+    out_dir: Option<&Path>,
+) -> Result<MergeReport, IndexError> {
+    let mut manifest = Manifest::load(dir)?;
+    let number = next_segment_number(&manifest);
+    merge_all(dir, &mut manifest, codec, number, out_dir)
+}
+
+/// Merges every segment of `manifest` into segment number `number` and commits; does nothing
+/// for an index that already has one segment in `dir` with the wanted codec.
+pub(crate) fn merge_all(
+    dir: &Path,
+    manifest: &mut Manifest,
+    codec: Option<&str>,
+    number: u32,
+    out_dir: Option<&Path>,
+) -> Result<MergeReport, IndexError> {
+    let segments_in = manifest.segments.len();
+    let codec = codec
+        .map(str::to_string)
+        .or_else(|| manifest.segments.first().map(|s| s.codec.clone()));
+    let Some(codec) = codec else {
+        return Ok(MergeReport::default());
+    };
+    if let [only] = manifest.segments.as_slice() {
+        if only.dir.as_deref() == out_dir && only.codec == codec {
+            return Ok(MergeReport {
+                segments_in,
+                segments_out: 1,
+                documents: u64::from(only.documents()),
+                terms: only.terms,
+                postings: only.postings,
+                ..MergeReport::default()
+            });
+        }
+    }
+    let started = Instant::now();
+    let name = format!("seg_{number:06}");
+    let mut merged = merge_segments(
+        dir,
+        &manifest.segments,
+        out_dir.unwrap_or(dir),
+        &name,
+        &codec,
+    )?;
+    merged.dir = out_dir.map(Path::to_path_buf);
+    let merge_seconds = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let old = std::mem::replace(&mut manifest.segments, vec![merged]);
+    manifest.commit(dir)?;
+    for segment in &old {
+        let seg_dir = segment.directory(dir);
+        for file in &segment.files {
+            let _ = std::fs::remove_file(seg_dir.join(&file.name));
+        }
+    }
+    manifest.remove_unreferenced(dir)?;
+    let merged = &manifest.segments[0];
+    Ok(MergeReport {
+        segments_in,
+        segments_out: 1,
+        documents: u64::from(merged.documents()),
+        terms: merged.terms,
+        postings: merged.postings,
+        merge_seconds,
+        sync_seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The stretch-copying merge equals sorting the union.
+        #[test]
+        fn merge_by_doc_sorts_the_union(assignment in proptest::collection::vec(0usize..4, 0..600)) {
+            let mut lists: Vec<(Vec<u32>, Vec<u32>)> = vec![Default::default(); 4];
+            for (doc, &list) in assignment.iter().enumerate() {
+                lists[list].0.push(doc as u32);
+                lists[list].1.push(doc as u32 * 7 + 1);
+            }
+            let present: Vec<usize> = (0..4).filter(|&i| !lists[i].0.is_empty()).collect();
+            let (mut docs, mut freqs) = (Vec::new(), Vec::new());
+            merge_by_doc(&lists, &present, &mut docs, &mut freqs);
+            let want: Vec<u32> = (0..assignment.len() as u32).collect();
+            prop_assert_eq!(&docs, &want);
+            prop_assert_eq!(freqs, want.iter().map(|d| d * 7 + 1).collect::<Vec<_>>());
+        }
+    }
+}
