@@ -49,6 +49,9 @@ pub enum IndexError {
     /// The directory already holds an index and overwriting was not asked for.
     #[error("{0} already holds an index; pass --force to replace it")]
     IndexExists(PathBuf),
+    /// Another process is writing the index (it holds the writer lock).
+    #[error("another process is writing the index in {0} (it holds {0}/LOCK)")]
+    Locked(PathBuf),
     /// Reading the input failed.
     #[error(transparent)]
     Ingest(#[from] IngestError),

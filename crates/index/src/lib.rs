@@ -10,6 +10,7 @@ pub mod ingest;
 pub mod manifest;
 pub mod merge;
 pub mod segment;
+pub mod writer_lock;
 
 pub use error::IndexError;
 pub use manifest::Manifest;

@@ -91,7 +91,9 @@ impl Manifest {
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            if name.starts_with("seg_") && !live.contains(name) {
+            let stale = name.starts_with("seg_") && !live.contains(name)
+                || name == concat!("MANIFEST", ".tmp");
+            if stale {
                 let _ = std::fs::remove_file(entry.path());
             }
         }

@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use crate::manifest::Manifest;
 use crate::segment::{DocMap, SegmentMeta, SegmentReader, SegmentWriter};
+use crate::writer_lock::WriterLock;
 use crate::IndexError;
 
 /// What a merge did.
@@ -194,7 +195,10 @@ pub fn merge_index(
     codec: Option<&str>,
     out_dir: Option<&Path>,
 ) -> Result<MergeReport, IndexError> {
+    let _lock = WriterLock::acquire(dir)?;
     let mut manifest = Manifest::load(dir)?;
+    // Files a killed writer left behind (the lock says no writer is at work).
+    manifest.remove_unreferenced(dir)?;
     let number = next_segment_number(&manifest);
     merge_all(dir, &mut manifest, codec, number, out_dir)
 }

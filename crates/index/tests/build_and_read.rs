@@ -154,8 +154,8 @@ fn placement_flags_put_files_where_asked() {
     let count = |d: &std::path::Path| std::fs::read_dir(d).unwrap().count();
     assert_eq!(
         count(dir.path()),
-        1,
-        "only the manifest in the index directory"
+        2,
+        "only MANIFEST and LOCK in the index directory"
     );
     assert_eq!(count(flush.path()), 6 * report.segments);
     assert_eq!(count(arena.path()), 0, "arena files are unlinked");

@@ -25,6 +25,7 @@ use crate::analyzer::{Analyzer, AnalyzerConfig};
 use crate::ingest::{Document, DocumentReader, Input, ReaderOptions};
 use crate::manifest::{Manifest, MANIFEST};
 use crate::merge::{merge_all, MergeReport};
+use crate::writer_lock::WriterLock;
 use crate::IndexError;
 
 /// How to build an index.
@@ -239,6 +240,8 @@ pub fn build_index(
     })?;
     let started = Instant::now();
     let mut reader = DocumentReader::new(inputs, options.reader)?;
+    std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
+    let _lock = WriterLock::acquire(dir)?;
     prepare_dir(dir, options.force)?;
     let flush_dir = placement_dir(dir, options.flush_dir.as_deref())?;
     let merge_dir = placement_dir(dir, options.merge_dir.as_deref())?;
