@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod codec_bench;
+pub mod index_bench;
 pub mod peers;
 pub mod posting_lists;
 pub mod stats;

@@ -7,6 +7,7 @@
 
 mod bitpacking_peer;
 mod stream_vbyte_peer;
+pub mod tantivy_indexer;
 
 pub use bitpacking_peer::{BitPacker4xPeer, BitPacker8xPeer};
 pub use stream_vbyte_peer::{StreamVbyteCPeer, StreamVbytePeer};

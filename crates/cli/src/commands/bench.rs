@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use apcache_bench::codec_bench::{self, CodecBenchConfig};
+use apcache_bench::index_bench::{self, IndexBenchConfig};
 use apcache_bench::posting_lists::PostingLists;
 use apcache_index::analyzer::Analyzer;
 use clap::{Args, Subcommand};
@@ -17,6 +18,40 @@ pub enum BenchCommand {
     /// Size and speed of every codec on real posting lists, beside the `bitpacking` and
     /// `stream-vbyte` crates.
     Codecs(CodecsArgs),
+    /// Indexing throughput of apcache beside tantivy 0.27, same documents, same tokens.
+    Index(IndexBenchArgs),
+}
+
+/// Options of `apcache bench index`.
+#[derive(Debug, Args)]
+pub struct IndexBenchArgs {
+    /// Input documents. Default: the bundled sample.
+    #[arg(long = "input", short = 'i')]
+    inputs: Vec<PathBuf>,
+    /// Read at most this many documents.
+    #[arg(long, default_value_t = usize::MAX)]
+    docs: usize,
+    /// Indexing threads of both engines.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Memory budget of both engines, in MiB.
+    #[arg(long, default_value_t = 256)]
+    memory_budget_mib: usize,
+    /// apcache's codec.
+    #[arg(long, default_value = "pfor-delta-simd")]
+    codec: String,
+    /// Builds per engine; the median is compared.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Also measure tantivy with its default tokenizer.
+    #[arg(long)]
+    tantivy_default_tokenizer: bool,
+    /// Scratch directory for the indices (default: a temporary directory).
+    #[arg(long)]
+    scratch: Option<PathBuf>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Options of `apcache bench codecs`.
@@ -44,7 +79,57 @@ pub struct CodecsArgs {
 pub fn run(command: BenchCommand) -> anyhow::Result<()> {
     match command {
         BenchCommand::Codecs(args) => codecs(args),
+        BenchCommand::Index(args) => index(args),
     }
+}
+
+fn index(args: IndexBenchArgs) -> anyhow::Result<()> {
+    use apcache_index::ingest::{DocumentReader, Input, ReaderOptions};
+    let inputs = if args.inputs.is_empty() {
+        vec![super::default_sample()]
+    } else {
+        args.inputs
+    };
+    let mut reader = DocumentReader::new(
+        inputs.into_iter().map(Input::from_arg),
+        ReaderOptions::default(),
+    )
+    .context("cannot open the input")?;
+    let mut documents = Vec::new();
+    while documents.len() < args.docs {
+        match reader.next_document().context("cannot read the input")? {
+            Some(doc) => documents.push(doc),
+            None => break,
+        }
+    }
+    let temporary;
+    let scratch = match args.scratch {
+        Some(dir) => dir,
+        None => {
+            temporary = tempfile::tempdir().context("cannot create a scratch directory")?;
+            temporary.path().to_path_buf()
+        }
+    };
+    let config = IndexBenchConfig {
+        threads: args.threads,
+        memory_budget: args.memory_budget_mib << 20,
+        codec: args.codec,
+        runs: args.runs,
+        tantivy_default_tokenizer: args.tantivy_default_tokenizer,
+    };
+    let json = args.json;
+    let report = index_bench::run(&documents, &scratch, &config, |step| {
+        if !json {
+            eprintln!("{step}");
+        }
+    })
+    .context("indexing benchmark failed")?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
 }
 
 fn codecs(args: CodecsArgs) -> anyhow::Result<()> {

@@ -10,6 +10,7 @@
 
 mod arena;
 mod posting_table;
+mod tail_pool;
 
 pub use arena::ArenaPlacement;
 pub use posting_table::PostingTable;
@@ -128,6 +129,10 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Codec of segments flushed only to be merged: encodes several times faster than
+/// `pfor-delta-simd` (no exception analysis) and decodes fastest.
+const FLUSH_CODEC_BEFORE_MERGE: &str = "bitpack-delta-simd";
+
 /// Shared state of the indexing threads.
 struct Shared<'a> {
     dir: &'a Path,
@@ -147,6 +152,17 @@ fn add_ns(counter: &AtomicU64, since: Instant) {
 }
 
 impl Shared<'_> {
+    /// The codec of flushed segments: the index's own, or, when they will be merged anyway,
+    /// the codec that encodes fastest (the merge decodes them once and re-encodes with the
+    /// index's codec).
+    fn flush_codec(&self) -> &str {
+        if self.options.merge {
+            FLUSH_CODEC_BEFORE_MERGE
+        } else {
+            &self.options.codec
+        }
+    }
+
     fn flush(&self, table: &mut PostingTable) -> Result<(), IndexError> {
         if table.documents() == 0 {
             return Ok(());
@@ -157,7 +173,7 @@ impl Shared<'_> {
         );
         let start = Instant::now();
         let out = self.flush_dir.as_deref().unwrap_or(self.dir);
-        let mut meta = table.flush(out, &name, &self.options.codec)?;
+        let mut meta = table.flush(out, &name, self.flush_codec())?;
         meta.dir = self.flush_dir.clone();
         add_ns(&self.flush_ns, start);
         let start = Instant::now();
@@ -221,14 +237,86 @@ fn prepare_dir(dir: &Path, force: bool) -> Result<(), IndexError> {
     Ok(())
 }
 
+/// Where the documents of a build come from.
+trait DocumentSource {
+    /// Appends up to `max` documents to `out`; returns how many (0 at the end).
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Document>) -> Result<usize, IndexError>;
+    /// Input bytes consumed so far.
+    fn bytes_read(&self) -> u64;
+    /// Bad input lines skipped.
+    fn bad_lines(&self) -> u64;
+}
+
+impl DocumentSource for DocumentReader {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Document>) -> Result<usize, IndexError> {
+        Ok(DocumentReader::next_batch(self, max, out)?)
+    }
+    fn bytes_read(&self) -> u64 {
+        self.report().bytes_read
+    }
+    fn bad_lines(&self) -> u64 {
+        self.report().bad_line_count
+    }
+}
+
+/// Documents already in memory (benchmarks, which time indexing apart from parsing).
+struct InMemory<'a> {
+    documents: &'a [Document],
+    next: usize,
+    bytes: u64,
+}
+
+impl DocumentSource for InMemory<'_> {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Document>) -> Result<usize, IndexError> {
+        let end = self.documents.len().min(self.next + max);
+        for doc in &self.documents[self.next..end] {
+            self.bytes += (doc.title.len() + doc.body.len() + 2) as u64;
+            out.push(doc.clone());
+        }
+        let added = end - self.next;
+        self.next = end;
+        Ok(added)
+    }
+    fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
+    fn bad_lines(&self) -> u64 {
+        0
+    }
+}
+
 /// Builds an index of `inputs` in `dir`. `progress` is called after each batch with the
 /// documents and input bytes read so far.
 pub fn build_index(
     inputs: Vec<Input>,
     dir: &Path,
     options: &IndexOptions,
-    mut progress: impl FnMut(u64, u64),
+    progress: impl FnMut(u64, u64),
 ) -> Result<IndexReport, IndexError> {
+    check_options(options)?;
+    let started = Instant::now();
+    let mut reader = DocumentReader::new(inputs, options.reader)?;
+    build(&mut reader, started, dir, options, progress)
+}
+
+/// Builds an index of documents already in memory (their DIDs are their positions); the
+/// report's input bytes count titles and bodies.
+pub fn build_index_from_documents(
+    documents: &[Document],
+    dir: &Path,
+    options: &IndexOptions,
+    progress: impl FnMut(u64, u64),
+) -> Result<IndexReport, IndexError> {
+    check_options(options)?;
+    let mut source = InMemory {
+        documents,
+        next: 0,
+        bytes: 0,
+    };
+    build(&mut source, Instant::now(), dir, options, progress)
+}
+
+fn check_options(options: &IndexOptions) -> Result<(), IndexError> {
     if options.threads == 0 || options.batch_docs == 0 {
         return Err(IndexError::InvalidArgument(
             "threads and batch size must be at least 1".into(),
@@ -238,8 +326,16 @@ pub fn build_index(
         file: "--codec".into(),
         source,
     })?;
-    let started = Instant::now();
-    let mut reader = DocumentReader::new(inputs, options.reader)?;
+    Ok(())
+}
+
+fn build(
+    reader: &mut dyn DocumentSource,
+    started: Instant,
+    dir: &Path,
+    options: &IndexOptions,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<IndexReport, IndexError> {
     std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
     let _lock = WriterLock::acquire(dir)?;
     prepare_dir(dir, options.force)?;
@@ -284,7 +380,7 @@ pub fn build_index(
                         IndexError::InvalidArgument("more than 2^32 documents".into())
                     })?;
                 next_did += batch.len() as u64;
-                progress(next_did, reader.report().bytes_read);
+                progress(next_did, reader.bytes_read());
                 if sender.send((first, batch)).is_err() {
                     return Ok(()); // a worker failed; its error is reported below
                 }
@@ -305,7 +401,6 @@ pub fn build_index(
         read_result.and(worker_result)
     });
     read_result?;
-    let report = reader.into_report();
     let mut manifest = shared
         .manifest
         .into_inner()
@@ -327,8 +422,8 @@ pub fn build_index(
     let secs = |ns: &AtomicU64| Duration::from_nanos(ns.load(Ordering::Relaxed)).as_secs_f64();
     Ok(IndexReport {
         documents: manifest.documents(),
-        bad_lines: report.bad_line_count,
-        bytes_read: report.bytes_read,
+        bad_lines: reader.bad_lines(),
+        bytes_read: reader.bytes_read(),
         segments_flushed,
         segments: manifest.segments.len(),
         postings: manifest.segments.iter().map(|s| s.postings).sum(),
@@ -338,7 +433,7 @@ pub fn build_index(
         merge_seconds: merge.merge_seconds,
         sync_seconds: secs(&shared.sync_ns) + merge.sync_seconds,
         docs_per_second: manifest.documents() as f64 / total.as_secs_f64(),
-        mb_per_second: report.bytes_read as f64 / 1e6 / total.as_secs_f64(),
+        mb_per_second: reader.bytes_read() as f64 / 1e6 / total.as_secs_f64(),
         codec: options.codec.clone(),
         threads: options.threads,
         memory_budget: options.memory_budget,
