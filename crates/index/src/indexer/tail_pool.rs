@@ -143,7 +143,7 @@ mod tests {
         // chunk boundaries.
         for round in 0..BLOCK_LEN as u32 {
             for (t, tail) in tails.iter_mut().enumerate() {
-                if (t as u32 + round) % 3 == 0 || t < 1500 {
+                if (t as u32 + round).is_multiple_of(3) || t < 1500 {
                     pool.push(tail, round * 10_000 + t as u32, round + 1);
                 }
             }
@@ -153,7 +153,7 @@ mod tests {
             let (mut docs, mut freqs) = (Vec::new(), Vec::new());
             deinterleave(pool.pairs(tail), &mut docs, &mut freqs);
             let want: Vec<u32> = (0..BLOCK_LEN as u32)
-                .filter(|round| (t as u32 + round) % 3 == 0 || t < 1500)
+                .filter(|round| (t as u32 + round).is_multiple_of(3) || t < 1500)
                 .collect();
             assert_eq!(docs.len(), want.len());
             for ((d, f), round) in docs.iter().zip(&freqs).zip(&want) {
