@@ -8,6 +8,7 @@ pub mod format;
 pub mod indexer;
 pub mod ingest;
 pub mod manifest;
+pub mod memory;
 pub mod merge;
 pub mod segment;
 pub mod writer_lock;

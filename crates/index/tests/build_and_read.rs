@@ -135,7 +135,7 @@ fn placement_flags_put_files_where_asked() {
     let merged = tempfile::tempdir().unwrap();
     let arena = tempfile::tempdir().unwrap();
     let options = IndexOptions {
-        memory_budget: 6 << 20,
+        memory_budget: 200 << 20,
         batch_docs: 64,
         flush_dir: Some(flush.path().to_path_buf()),
         arena: apcache_index::indexer::ArenaPlacement::MappedFile(arena.path().to_path_buf()),

@@ -164,12 +164,16 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             .as_ref()
             .map_or("(no merge)".into(), |d| d.display().to_string())
     );
-    if let Some(peak) = report.peak_rss_bytes {
-        println!(
-            "peak resident memory {:.0} MiB (budget {} MiB)",
-            peak as f64 / (1 << 20) as f64,
-            report.memory_budget >> 20
-        );
-    }
+    let mib = |b: Option<u64>| {
+        b.map_or("?".into(), |b| {
+            format!("{:.0}", b as f64 / (1 << 20) as f64)
+        })
+    };
+    println!(
+        "memory: budget {} MiB; peak anonymous (heap) {} MiB; peak resident incl. mapped index files {} MiB",
+        report.memory_budget >> 20,
+        mib(report.peak_anon_bytes),
+        mib(report.peak_rss_bytes)
+    );
     Ok(())
 }

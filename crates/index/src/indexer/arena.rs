@@ -11,8 +11,7 @@
 //!   memory, a CXL-backed mount, or page cache over a disk. The file is unlinked as soon as it
 //!   is mapped, so no crash leaves it behind.
 //!
-//! Chunks are kept across flushes and reused, so a table's arena grows to its high-water mark
-//! once.
+//! A flush frees the chunks, so the memory a table holds is what its documents need now.
 
 use std::path::{Path, PathBuf};
 
@@ -118,8 +117,10 @@ impl BlockArena {
         &mut self.chunks[id / CHUNK_BLOCKS].words_mut()[start..start + BLOCK_WORDS]
     }
 
-    /// Forgets every block; the chunks stay for reuse.
-    pub(crate) fn clear(&mut self) {
+    /// Forgets every block and frees the chunks (a mapped chunk's pages go back with its
+    /// mapping).
+    pub(crate) fn release(&mut self) {
+        self.chunks = Vec::new();
         self.used = 0;
     }
 
@@ -165,9 +166,10 @@ mod tests {
             assert_eq!(freqs[255], b + 255);
         }
         assert_eq!(arena.allocated_bytes(), 2 * CHUNK_BYTES);
-        arena.clear();
+        arena.release();
+        assert_eq!(arena.allocated_bytes(), 0);
         assert_eq!(arena.push(&[7; BLOCK_LEN], &[1; BLOCK_LEN]).unwrap(), 0);
-        assert_eq!(arena.allocated_bytes(), 2 * CHUNK_BYTES);
+        assert_eq!(arena.allocated_bytes(), CHUNK_BYTES);
     }
 
     #[test]

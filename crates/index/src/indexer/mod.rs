@@ -36,7 +36,8 @@ pub struct IndexOptions {
     pub codec: String,
     /// Indexing threads.
     pub threads: usize,
-    /// Bound on the memory of all posting tables together, in bytes.
+    /// Bound on the anonymous memory of the whole build, in bytes: the posting tables get what
+    /// is left after reserves for the rest of the process and for each thread's flush.
     pub memory_budget: usize,
     /// The analyzer.
     pub analyzer: AnalyzerConfig,
@@ -111,22 +112,32 @@ pub struct IndexReport {
     pub memory_budget: usize,
     /// Where the block arenas lived.
     pub arena: ArenaPlacement,
-    /// Bytes the block arenas allocated (high-water marks, summed over threads).
+    /// Bytes of the largest block arena one table allocated.
     pub arena_bytes: u64,
     /// Where flushed segments were written.
     pub flush_dir: PathBuf,
     /// Where the merged segment was written (absent without a merge).
     pub merge_dir: Option<PathBuf>,
-    /// Peak resident memory of the process (Linux `VmHWM`), when known.
+    /// Peak resident memory of the process (Linux `VmHWM`), mapped index files included.
     pub peak_rss_bytes: Option<u64>,
+    /// Peak anonymous resident memory (heap), sampled every 10 ms: what the budget bounds.
+    pub peak_anon_bytes: Option<u64>,
 }
 
-/// Peak resident set size of this process, from `/proc/self/status`.
-pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+/// Memory of the process besides the posting tables: the reader, batches in flight, code
+/// and libraries, and the allocator arenas of several threads (measured: 20-40 MiB).
+const PROCESS_RESERVE: usize = 48 << 20;
+/// Working memory of one flush besides its table: file buffers, the dictionary builder,
+/// allocator slack (measured: about 26 MiB for a 330 MiB table).
+const FLUSH_RESERVE: usize = 32 << 20;
+
+/// The memory one table may fill before it is flushed: the budget less the reserves, shared
+/// by the threads. A budget too small for the reserves (tests use them to force many
+/// segments) gives each table a quarter of its plain share, and cannot be kept.
+fn table_share(budget: usize, threads: usize) -> usize {
+    let threads = threads.max(1);
+    let reserved = PROCESS_RESERVE + threads * FLUSH_RESERVE;
+    (budget.saturating_sub(reserved) / threads).max(budget / threads / 4)
 }
 
 /// Codec of segments flushed only to be merged: encodes several times faster than
@@ -167,6 +178,8 @@ impl Shared<'_> {
         if table.documents() == 0 {
             return Ok(());
         }
+        self.arena_bytes
+            .fetch_max(table.arena_bytes() as u64, Ordering::Relaxed);
         let name = format!(
             "seg_{:06}",
             self.next_segment.fetch_add(1, Ordering::Relaxed)
@@ -195,7 +208,7 @@ impl Shared<'_> {
         batches: crossbeam_channel::Receiver<(u32, Vec<Document>)>,
     ) -> Result<(), IndexError> {
         let mut table = PostingTable::new(self.options.arena.clone())?;
-        let share = self.options.memory_budget / self.options.threads.max(1);
+        let share = table_share(self.options.memory_budget, self.options.threads);
         for (first, batch) in batches {
             let start = Instant::now();
             for (i, doc) in batch.iter().enumerate() {
@@ -206,10 +219,7 @@ impl Shared<'_> {
                 self.flush(&mut table)?;
             }
         }
-        self.flush(&mut table)?;
-        self.arena_bytes
-            .fetch_add(table.arena_bytes() as u64, Ordering::Relaxed);
-        Ok(())
+        self.flush(&mut table)
     }
 }
 
@@ -336,6 +346,7 @@ fn build(
     options: &IndexOptions,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<IndexReport, IndexError> {
+    let sampler = crate::memory::MemorySampler::start(Duration::from_millis(10));
     std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
     let _lock = WriterLock::acquire(dir)?;
     prepare_dir(dir, options.force)?;
@@ -443,7 +454,8 @@ fn build(
         merge_dir: options
             .merge
             .then(|| merge_dir.unwrap_or_else(|| dir.to_path_buf())),
-        peak_rss_bytes: peak_rss_bytes(),
+        peak_rss_bytes: crate::memory::peak_rss_bytes(),
+        peak_anon_bytes: sampler.finish(),
     })
 }
 

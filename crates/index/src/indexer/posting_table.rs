@@ -14,12 +14,11 @@ use super::arena::{ArenaPlacement, BlockArena};
 use super::tail_pool::{deinterleave, Tail, TailPool};
 use crate::analyzer::Analyzer;
 use crate::ingest::Document;
-use crate::segment::{DocMap, SegmentMeta, SegmentWriter};
+use crate::segment::{compress_block, DocMap, SegmentMeta, SegmentWriter, STORE_BLOCK_TARGET};
 use crate::IndexError;
 
-/// Estimated bytes a new term costs besides its text and its tail (hash entry with its
-/// control byte and load-factor slack, sealed-block list header).
-const TERM_OVERHEAD: usize = 80;
+/// Terms up to this many bytes are stored inside the hash entry (`CompactString`).
+const KEY_INLINE_BYTES: usize = 24;
 
 /// The postings, norms and stored documents of the documents one thread indexed since its last
 /// flush.
@@ -53,10 +52,31 @@ struct Contents {
     sealed: Vec<Vec<u32>>,
     docs: DocMap,
     lengths: Vec<u32>,
-    stored: Vec<u8>,
-    stored_ends: Vec<usize>,
+    /// Stored documents, compressed a block at a time as they arrive (as the segment's store
+    /// will hold them), with each block's document count; then the raw block being filled.
+    store_blocks: Vec<(Vec<u8>, u32)>,
+    raw_block: Vec<u8>,
+    raw_block_docs: u32,
     bytes: usize,
     postings: u64,
+}
+
+impl Contents {
+    /// Compresses the raw store block, if it holds any document.
+    fn seal_store_block(&mut self) -> Result<(), IndexError> {
+        if self.raw_block_docs == 0 {
+            return Ok(());
+        }
+        let mut block = Vec::with_capacity(self.raw_block.len() / 2);
+        compress_block(&self.raw_block, &mut block)?;
+        block.shrink_to_fit();
+        self.bytes += block.capacity() + 32;
+        self.bytes -= self.raw_block.capacity();
+        self.store_blocks.push((block, self.raw_block_docs));
+        self.raw_block = Vec::new();
+        self.raw_block_docs = 0;
+        Ok(())
+    }
 }
 
 impl PostingTable {
@@ -69,9 +89,21 @@ impl PostingTable {
         })
     }
 
-    /// Estimated memory held, in bytes.
+    /// Memory held, in bytes, plus what a flush will allocate to sort the terms: the hash
+    /// table at its capacity, the arena's and the tail pool's chunks, the stored documents,
+    /// and the heap parts that [`Contents::bytes`] tracks.
     pub fn bytes(&self) -> usize {
-        self.contents.bytes
+        let c = &self.contents;
+        let entry = std::mem::size_of::<(CompactString, TermSlot)>();
+        let sort_entry = std::mem::size_of::<(&str, TermSlot)>();
+        c.bytes
+            + c.ids.capacity() * (entry + 1)
+            + c.ids.len() * sort_entry
+            + c.sealed.capacity() * std::mem::size_of::<Vec<u32>>()
+            + c.lengths.capacity() * 4
+            + c.store_blocks.capacity() * std::mem::size_of::<(Vec<u8>, u32)>()
+            + self.arena.allocated_bytes()
+            + self.tails.allocated_bytes()
     }
 
     /// Bytes the block arena has allocated (its high-water mark).
@@ -109,7 +141,9 @@ impl PostingTable {
                     None => {
                         let id = this.sealed.len() as u32;
                         this.sealed.push(Vec::new());
-                        this.bytes += token.len() + TERM_OVERHEAD;
+                        if token.len() > KEY_INLINE_BYTES {
+                            this.bytes += token.len();
+                        }
                         this.postings += 1;
                         this.ids.insert(
                             CompactString::new(token),
@@ -144,7 +178,7 @@ impl PostingTable {
                     this.bytes += 4;
                     TailPool::reset(&mut slot.tail);
                 }
-                this.bytes += tails.push(&mut slot.tail, slot.doc, slot.freq);
+                tails.push(&mut slot.tail, slot.doc, slot.freq);
                 slot.doc = did;
                 slot.freq = 1;
                 this.postings += 1;
@@ -153,11 +187,19 @@ impl PostingTable {
         if let Some(e) = failure {
             return Err(e);
         }
+        // A store block never spans two runs of DIDs (see `SegmentWriter::add_stored_raw`).
+        if this.docs.runs().last().is_some_and(|r| r[0] + r[1] != did) {
+            this.seal_store_block()?;
+        }
         this.docs.push(did);
         this.lengths.push(length);
-        crate::segment::append_raw(&doc.title, &doc.body, &mut this.stored);
-        this.stored_ends.push(this.stored.len());
-        this.bytes += doc.title.len() + doc.body.len() + 16;
+        let before = this.raw_block.capacity();
+        crate::segment::append_raw(&doc.title, &doc.body, &mut this.raw_block);
+        this.raw_block_docs += 1;
+        this.bytes += this.raw_block.capacity() - before;
+        if this.raw_block.len() >= STORE_BLOCK_TARGET {
+            this.seal_store_block()?;
+        }
         Ok(())
     }
 
@@ -168,7 +210,8 @@ impl PostingTable {
         name: &str,
         codec: &str,
     ) -> Result<SegmentMeta, IndexError> {
-        let table = std::mem::take(&mut self.contents);
+        let mut table = std::mem::take(&mut self.contents);
+        table.seal_store_block()?;
         let mut writer = SegmentWriter::create(dir, name, codec, table.docs, table.lengths)?;
         let mut order: Vec<(&str, TermSlot)> = table
             .ids
@@ -190,13 +233,11 @@ impl PostingTable {
             freqs.push(slot.freq);
             writer.add_term(term.as_bytes(), &docs, &freqs)?;
         }
-        let mut start = 0;
-        for &end in &table.stored_ends {
-            writer.add_stored_raw(&table.stored[start..end])?;
-            start = end;
+        for (block, docs) in &table.store_blocks {
+            writer.add_stored_block(block, *docs)?;
         }
-        self.arena.clear();
-        self.tails.clear();
+        self.arena.release();
+        self.tails.release();
         writer.finish()
     }
 }

@@ -9,7 +9,7 @@
 //! headers, no allocator calls on the hot path.
 //!
 //! The pool is a list of 1 MiB chunks (regions never span chunks), so growing it never moves
-//! what it holds; chunks are kept across flushes.
+//! what it holds; a flush frees them.
 
 use apcache_codec::BLOCK_LEN;
 
@@ -48,24 +48,21 @@ impl TailPool {
         self.chunks.len() * CHUNK_WORDS * 4
     }
 
-    /// Appends the pair `(doc, freq)` to `tail` (which must not hold a full block); returns
-    /// the bytes newly reserved from the pool (0 unless the region had to grow).
+    /// Appends the pair `(doc, freq)` to `tail` (which must not hold a full block).
     #[inline]
-    pub(crate) fn push(&mut self, tail: &mut Tail, doc: u32, freq: u32) -> usize {
-        let mut reserved = 0;
+    pub(crate) fn push(&mut self, tail: &mut Tail, doc: u32, freq: u32) {
         if tail.len == tail.capacity {
-            reserved = self.grow(tail);
+            self.grow(tail);
         }
         let at = tail.start as usize + 2 * usize::from(tail.len);
         let words = &mut self.chunks[at / CHUNK_WORDS][at % CHUNK_WORDS..at % CHUNK_WORDS + 2];
         words[0] = doc;
         words[1] = freq;
         tail.len += 1;
-        reserved
     }
 
     #[cold]
-    fn grow(&mut self, tail: &mut Tail) -> usize {
+    fn grow(&mut self, tail: &mut Tail) {
         let capacity = if tail.capacity == 0 {
             FIRST_CAPACITY
         } else {
@@ -98,7 +95,6 @@ impl TailPool {
         }
         tail.start = start as u32;
         tail.capacity = capacity;
-        words * 4
     }
 
     /// The pairs of `tail`, interleaved.
@@ -116,8 +112,9 @@ impl TailPool {
         tail.len = 0;
     }
 
-    /// Forgets every region; the chunks stay for reuse.
-    pub(crate) fn clear(&mut self) {
+    /// Forgets every region and frees the chunks.
+    pub(crate) fn release(&mut self) {
+        self.chunks = Vec::new();
         self.chunk = 0;
         self.next = 0;
     }
@@ -163,11 +160,13 @@ mod tests {
         }
         assert!(tails[0].is_full_block());
         TailPool::reset(&mut tails[0]);
+        let allocated = pool.allocated_bytes();
+        pool.push(&mut tails[0], 7, 1);
+        assert_eq!(pool.pairs(&tails[0]), &[7, 1]);
         assert_eq!(
-            pool.push(&mut tails[0], 7, 1),
-            0,
+            pool.allocated_bytes(),
+            allocated,
             "a sealed region is reused"
         );
-        assert_eq!(pool.pairs(&tails[0]), &[7, 1]);
     }
 }

@@ -9,7 +9,7 @@ mod writer;
 pub use doc_map::DocMap;
 pub use meta::{FileMeta, SegmentMeta};
 pub use reader::SegmentReader;
-pub(crate) use store::append_raw;
 pub use store::StoredDocument;
+pub(crate) use store::{append_raw, compress_block, STORE_BLOCK_TARGET};
 pub(crate) use writer::sync_dir;
 pub use writer::SegmentWriter;

@@ -51,6 +51,19 @@ pub(crate) fn append_raw(title: &str, body: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(body.as_bytes());
 }
 
+/// Raw bytes at which a block is closed.
+pub(crate) const STORE_BLOCK_TARGET: usize = BLOCK_TARGET;
+
+/// Appends the stored form of the raw block `raw` (header and zstd frame) to `out`.
+pub(crate) fn compress_block(raw: &[u8], out: &mut Vec<u8>) -> Result<(), IndexError> {
+    let compressed = zstd::bulk::compress(raw, ZSTD_LEVEL)
+        .map_err(|e| IndexError::io(std::path::Path::new("<store block>"), e))?;
+    out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(compressed.len() as u32).to_le_bytes());
+    out.extend_from_slice(&compressed);
+    Ok(())
+}
+
 /// Writes the store file of a segment.
 pub(crate) struct StoreWriter {
     out: FileWriter,
@@ -106,14 +119,10 @@ impl StoreWriter {
         if self.docs == self.block_first {
             return Ok(());
         }
-        let compressed = zstd::bulk::compress(&self.raw, ZSTD_LEVEL)
-            .map_err(|e| IndexError::io(std::path::Path::new("<store block>"), e))?;
+        let mut block = Vec::new();
+        compress_block(&self.raw, &mut block)?;
         self.index.push((self.block_first, self.out.position()));
-        self.out
-            .write_body(&(self.raw.len() as u32).to_le_bytes())?;
-        self.out
-            .write_body(&(compressed.len() as u32).to_le_bytes())?;
-        self.out.write_body(&compressed)?;
+        self.out.write_body(&block)?;
         self.raw.clear();
         self.block_first = self.docs;
         Ok(())

@@ -198,6 +198,12 @@ impl SegmentWriter {
         self.store.add_raw(raw_document)
     }
 
+    /// Appends a compressed store block (as [`crate::segment::compress_block`] makes it) of
+    /// the next `docs` documents; it must not span two runs of the DocMap.
+    pub(crate) fn add_stored_block(&mut self, block: &[u8], docs: u32) -> Result<(), IndexError> {
+        self.store.copy_block(block, docs)
+    }
+
     /// Appends the stored documents `locals` of another segment's store by copying its
     /// compressed blocks; `locals` must start and end at block boundaries (they do at run
     /// boundaries, see [`SegmentWriter::add_stored_raw`]).
