@@ -7,8 +7,9 @@
 //! `[0, N)`, which is what queries like best: one dictionary lookup and one list per term.
 //!
 //! Memory stays small whatever the index size: terms stream from the inputs' dictionaries in
-//! order (an FST union), one term's lists are held at a time, and the stores are read one
-//! compressed block at a time.
+//! order (an FST union), one term's lists are held at a time plus a few 1 MiB batches of
+//! encoded terms, and store blocks are copied one at a time. Two threads share the work: one
+//! reads, merges and encodes the postings, the other builds the dictionary and writes.
 //!
 //! Crash safety is the indexer's: the merged segment is written under temporary names, renamed,
 //! fsynced, and only then committed by a new manifest that names it instead of its inputs. A
@@ -22,7 +23,11 @@ use fst::{IntoStreamer, Streamer};
 use serde::Serialize;
 
 use crate::manifest::Manifest;
-use crate::segment::{DocMap, SegmentMeta, SegmentReader, SegmentWriter};
+use apcache_codec::codec_by_name;
+
+use crate::segment::{
+    DocMap, EncodedTerms, SegmentMeta, SegmentReader, SegmentWriter, StoreWriter, TermEncoder,
+};
 use crate::writer_lock::WriterLock;
 use crate::IndexError;
 
@@ -90,27 +95,91 @@ pub fn merge_segments(
         }
     }
 
-    let mut writer = SegmentWriter::create(out_dir, name, codec, docs, lengths)?;
-    merge_postings(&readers, &mut writer)?;
+    // Two stages on two threads: this one merges and encodes the postings, a second builds the
+    // dictionary and writes the files; batches of encoded terms pass between them.
+    let codec_impl = codec_by_name(codec).map_err(|source| IndexError::Codec {
+        file: name.to_string(),
+        source,
+    })?;
+    let mut writer = SegmentWriter::create(out_dir, name, codec, docs.clone(), lengths.clone())?;
+    let encoder = TermEncoder::new(&*codec_impl, &docs, &lengths, name);
+    let store = writer.take_store()?;
+    let (mut writer, store) = std::thread::scope(|scope| {
+        let (batches, received) = crossbeam_channel::bounded::<EncodedTerms>(2);
+        let (returned, spare) = crossbeam_channel::bounded::<EncodedTerms>(3);
+        let writing = scope.spawn(move || -> Result<SegmentWriter, IndexError> {
+            let mut writer = writer;
+            for batch in received {
+                writer.add_encoded(&batch)?;
+                let _ = returned.try_send(batch);
+            }
+            Ok(writer)
+        });
+        // A third thread copies the stored documents (mostly I/O).
+        let copying = scope.spawn(|| copy_stores(inputs, &readers, &runs, store));
+        let merged = merge_postings(&readers, encoder, &batches, &spare);
+        drop(batches);
+        let written = writing.join().unwrap_or_else(|_| {
+            Err(IndexError::InvalidArgument(
+                "the merge's writing thread panicked".into(),
+            ))
+        });
+        // A failed writer closes its channel, which stops the merging side with an error
+        // of its own: report the writer's.
+        let copied = copying.join().unwrap_or_else(|_| {
+            Err(IndexError::InvalidArgument(
+                "the merge's store thread panicked".into(),
+            ))
+        });
+        match (written, merged, copied) {
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => Err(e),
+            (Ok(writer), Ok(()), Ok(store)) => Ok((writer, store)),
+        }
+    })?;
+    writer.put_store(store);
+    writer.finish()
+}
 
+/// Copies the stored documents of every run, in global order, into `store`.
+fn copy_stores(
+    inputs: &[SegmentMeta],
+    readers: &[SegmentReader],
+    runs: &[(u32, u32, usize)],
+    mut store: StoreWriter,
+) -> Result<StoreWriter, IndexError> {
     // Stored documents: no store block spans a run, so each run's blocks are copied verbatim.
     let stores = readers
         .iter()
         .map(|r| r.store_reader())
         .collect::<Result<Vec<_>, _>>()?;
     let mut local_runs: Vec<_> = inputs.iter().map(|m| m.docs.local_runs()).collect();
-    for &(_, count, s) in &runs {
+    for &(_, count, s) in runs {
         let locals = local_runs[s]
             .next()
             .filter(|r| r.len() == count as usize)
             .ok_or_else(|| IndexError::corrupt(&inputs[s].name, "DocMap runs changed"))?;
-        writer.copy_stored(&stores[s], locals, inputs[s].documents(), &inputs[s].name)?;
+        SegmentWriter::copy_stored(
+            &mut store,
+            &stores[s],
+            locals,
+            inputs[s].documents(),
+            &inputs[s].name,
+        )?;
     }
-    writer.finish()
+    Ok(store)
 }
 
-/// Writes every term of `readers` with its lists merged by DID.
-fn merge_postings(readers: &[SegmentReader], writer: &mut SegmentWriter) -> Result<(), IndexError> {
+/// Bytes of encoded terms handed to the writing thread at a time.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Encodes every term of `readers` with its lists merged by DID, sending batches to `batches`
+/// (and reusing the buffers that come back on `spare`).
+fn merge_postings(
+    readers: &[SegmentReader],
+    mut encoder: TermEncoder<'_>,
+    batches: &crossbeam_channel::Sender<EncodedTerms>,
+    spare: &crossbeam_channel::Receiver<EncodedTerms>,
+) -> Result<(), IndexError> {
     let mut union = fst::map::OpBuilder::new();
     for reader in readers {
         union = union.add(reader.dictionary().into_stream());
@@ -119,6 +188,8 @@ fn merge_postings(readers: &[SegmentReader], writer: &mut SegmentWriter) -> Resu
     let mut lists: Vec<(Vec<u32>, Vec<u32>)> = vec![Default::default(); readers.len()];
     let (mut docs, mut freqs) = (Vec::new(), Vec::new());
     let mut present = Vec::with_capacity(readers.len());
+    let mut batch = EncodedTerms::default();
+    let closed = || IndexError::InvalidArgument("the merge's writing thread stopped".into());
     while let Some((term, ordinals)) = union.next() {
         present.clear();
         for ordinal in ordinals {
@@ -131,7 +202,17 @@ fn merge_postings(readers: &[SegmentReader], writer: &mut SegmentWriter) -> Resu
         docs.clear();
         freqs.clear();
         merge_by_doc(&lists, &present, &mut docs, &mut freqs);
-        writer.add_term(term, &docs, &freqs)?;
+        encoder.encode(term, &docs, &freqs, &mut batch)?;
+        if batch.bytes() >= BATCH_BYTES {
+            let mut next = spare.try_recv().unwrap_or_default();
+            next.clear();
+            batches
+                .send(std::mem::replace(&mut batch, next))
+                .map_err(|_| closed())?;
+        }
+    }
+    if !batch.is_empty() {
+        batches.send(batch).map_err(|_| closed())?;
     }
     Ok(())
 }

@@ -4,12 +4,14 @@ mod doc_map;
 mod meta;
 mod reader;
 mod store;
+mod term_encoder;
 mod writer;
 
 pub use doc_map::DocMap;
 pub use meta::{FileMeta, SegmentMeta};
 pub use reader::SegmentReader;
 pub use store::StoredDocument;
-pub(crate) use store::{append_raw, compress_block, STORE_BLOCK_TARGET};
+pub(crate) use store::{append_raw, compress_block, StoreWriter, STORE_BLOCK_TARGET};
+pub use term_encoder::{EncodedTerms, TermEncoder};
 pub(crate) use writer::sync_dir;
 pub use writer::SegmentWriter;

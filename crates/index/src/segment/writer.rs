@@ -4,11 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use apcache_codec::{codec_by_name, BlockCodec, BLOCK_LEN};
+use apcache_codec::{codec_by_name, BlockCodec};
 
 use super::store::{StoreReader, StoreWriter};
+use super::term_encoder::{EncodedTerms, TermEncoder};
 use super::{DocMap, FileMeta, SegmentMeta};
-use crate::format::{FileKind, FileWriter, SkipEntry, TermInfo};
+use crate::format::{FileKind, FileWriter, TermInfo};
 use crate::IndexError;
 
 /// Builds a segment's files.
@@ -23,13 +24,14 @@ pub struct SegmentWriter {
     term_infos: FileWriter,
     skip: FileWriter,
     postings: FileWriter,
-    store: StoreWriter,
+    /// `None` while a merge fills the store on a thread of its own.
+    store: Option<StoreWriter>,
     ordinal: u64,
     skip_entries: u32,
     postings_count: u64,
     docs_bytes: u64,
     freqs_bytes: u64,
-    buffers: (Vec<u8>, Vec<u8>, Vec<u8>),
+    batch: EncodedTerms,
 }
 
 /// Temporary name of a file being written.
@@ -79,112 +81,65 @@ impl SegmentWriter {
             term_infos: open(FileKind::TermInfos)?,
             skip: open(FileKind::Skip)?,
             postings: open(FileKind::Postings)?,
-            store: StoreWriter::new(open(FileKind::Store)?),
+            store: Some(StoreWriter::new(open(FileKind::Store)?)),
             ordinal: 0,
             skip_entries: 0,
             postings_count: 0,
             docs_bytes: 0,
             freqs_bytes: 0,
-            buffers: Default::default(),
+            batch: EncodedTerms::default(),
         })
     }
 
-    fn length_of(&self, doc: u32) -> Result<u32, IndexError> {
-        self.docs
-            .local(doc)
-            .map(|local| self.lengths[local as usize])
-            .ok_or_else(|| {
-                IndexError::InvalidArgument(format!(
-                    "posting for document {doc}, which the segment does not hold"
-                ))
-            })
+    /// The documents of the segment.
+    pub fn docs(&self) -> &DocMap {
+        &self.docs
+    }
+
+    /// Their lengths, in local order.
+    pub fn lengths(&self) -> &[u32] {
+        &self.lengths
+    }
+
+    /// The codec.
+    pub fn codec(&self) -> &dyn BlockCodec {
+        &*self.codec
     }
 
     /// Adds a term and its whole posting list. Terms must come in increasing byte order, DIDs
     /// strictly increasing, frequencies at least 1.
     pub fn add_term(&mut self, term: &[u8], docs: &[u32], freqs: &[u32]) -> Result<(), IndexError> {
-        if docs.is_empty() || docs.len() != freqs.len() {
-            return Err(IndexError::InvalidArgument(format!(
-                "term {:?}: {} docs, {} freqs",
-                String::from_utf8_lossy(term),
-                docs.len(),
-                freqs.len()
-            )));
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.clear();
+        let result = TermEncoder::new(&*self.codec, &self.docs, &self.lengths, &self.name)
+            .encode(term, docs, freqs, &mut batch)
+            .and_then(|()| self.add_encoded(&batch));
+        self.batch = batch;
+        result
+    }
+
+    /// Appends a batch of encoded terms (which must follow every term added so far).
+    pub fn add_encoded(&mut self, batch: &EncodedTerms) -> Result<(), IndexError> {
+        let postings_base = self.postings.position();
+        let skip_base = self.skip_entries;
+        let mut record = Vec::with_capacity(TermInfo::LEN * batch.len());
+        for (i, info) in batch.infos.iter().enumerate() {
+            let mut info = *info;
+            info.postings_offset += postings_base;
+            info.first_skip += skip_base;
+            info.write_to(&mut record);
+            self.dictionary
+                .insert(batch.term(i), self.ordinal)
+                .map_err(|e| IndexError::InvalidArgument(format!("dictionary: {e}")))?;
+            self.ordinal += 1;
         }
-        if docs.windows(2).any(|w| w[0] >= w[1]) || freqs.contains(&0) {
-            return Err(IndexError::InvalidArgument(format!(
-                "term {:?}: DIDs not increasing or a zero frequency",
-                String::from_utf8_lossy(term)
-            )));
-        }
-        let (doc_bytes, freq_bytes, skip_bytes) = &mut self.buffers;
-        doc_bytes.clear();
-        freq_bytes.clear();
-        skip_bytes.clear();
-        let mut entries = Vec::with_capacity(docs.len().div_ceil(BLOCK_LEN));
-        let mut stored_freqs = [0u32; BLOCK_LEN];
-        for (block_docs, block_freqs) in docs.chunks(BLOCK_LEN).zip(freqs.chunks(BLOCK_LEN)) {
-            let docs_offset = doc_bytes.len() as u32;
-            let freqs_offset = freq_bytes.len() as u32;
-            self.codec
-                .encode_docs(block_docs[0], block_docs, doc_bytes)
-                .map_err(|source| IndexError::Codec {
-                    file: self.name.clone(),
-                    source,
-                })?;
-            for (s, f) in stored_freqs.iter_mut().zip(block_freqs) {
-                *s = f - 1;
-            }
-            self.codec
-                .encode_freqs(&stored_freqs[..block_freqs.len()], freq_bytes)
-                .map_err(|source| IndexError::Codec {
-                    file: self.name.clone(),
-                    source,
-                })?;
-            entries.push(SkipEntry {
-                first_doc: block_docs[0],
-                last_doc: block_docs[block_docs.len() - 1],
-                docs_offset,
-                freqs_offset,
-                max_freq: block_freqs.iter().copied().max().unwrap_or(0),
-                min_doc_len: 0,
-            });
-        }
-        for (entry, block_docs) in entries.iter_mut().zip(docs.chunks(BLOCK_LEN)) {
-            let mut min = u32::MAX;
-            for &d in block_docs {
-                min = min.min(self.length_of(d)?);
-            }
-            entry.min_doc_len = min;
-        }
-        let (doc_bytes, freq_bytes, skip_bytes) = &mut self.buffers;
-        let docs_len = doc_bytes.len() as u32;
-        for entry in &mut entries {
-            entry.freqs_offset += docs_len;
-            entry.write_to(skip_bytes);
-        }
-        let info = TermInfo {
-            doc_freq: docs.len() as u32,
-            total_term_freq: freqs.iter().map(|&f| u64::from(f)).sum(),
-            postings_offset: self.postings.position(),
-            docs_bytes: docs_len,
-            freqs_bytes: freq_bytes.len() as u32,
-            first_skip: self.skip_entries,
-        };
-        self.postings.write_body(doc_bytes)?;
-        self.postings.write_body(freq_bytes)?;
-        self.skip.write_body(skip_bytes)?;
-        let mut record = Vec::with_capacity(TermInfo::LEN);
-        info.write_to(&mut record);
+        self.postings.write_body(&batch.postings)?;
+        self.skip.write_body(&batch.skip)?;
         self.term_infos.write_body(&record)?;
-        self.dictionary
-            .insert(term, self.ordinal)
-            .map_err(|e| IndexError::InvalidArgument(format!("dictionary: {e}")))?;
-        self.ordinal += 1;
-        self.skip_entries += entries.len() as u32;
-        self.postings_count += docs.len() as u64;
-        self.docs_bytes += u64::from(docs_len);
-        self.freqs_bytes += freq_bytes.len() as u64;
+        self.skip_entries += batch.skip_entries;
+        self.postings_count += batch.postings_count;
+        self.docs_bytes += batch.docs_bytes;
+        self.freqs_bytes += batch.freqs_bytes;
         Ok(())
     }
 
@@ -192,23 +147,43 @@ impl SegmentWriter {
     /// `segment::store::append_raw`. A document that starts a run of the DocMap starts a new
     /// store block, so that no block spans two runs and a merge can copy blocks verbatim.
     pub fn add_stored_raw(&mut self, raw_document: &[u8]) -> Result<(), IndexError> {
-        if self.docs.is_run_start(self.store.documents()) {
-            self.store.cut()?;
+        let documents = self.store()?.documents();
+        if self.docs.is_run_start(documents) {
+            self.store()?.cut()?;
         }
-        self.store.add_raw(raw_document)
+        self.store()?.add_raw(raw_document)
+    }
+
+    fn store(&mut self) -> Result<&mut StoreWriter, IndexError> {
+        self.store
+            .as_mut()
+            .ok_or_else(|| IndexError::InvalidArgument("the store is taken".into()))
+    }
+
+    /// Takes the store writer, to fill it on another thread; [`SegmentWriter::put_store`]
+    /// must give it back before [`SegmentWriter::finish`].
+    pub(crate) fn take_store(&mut self) -> Result<StoreWriter, IndexError> {
+        self.store
+            .take()
+            .ok_or_else(|| IndexError::InvalidArgument("the store is taken".into()))
+    }
+
+    /// Gives back the store writer taken by [`SegmentWriter::take_store`].
+    pub(crate) fn put_store(&mut self, store: StoreWriter) {
+        self.store = Some(store);
     }
 
     /// Appends a compressed store block (as [`crate::segment::compress_block`] makes it) of
     /// the next `docs` documents; it must not span two runs of the DocMap.
     pub(crate) fn add_stored_block(&mut self, block: &[u8], docs: u32) -> Result<(), IndexError> {
-        self.store.copy_block(block, docs)
+        self.store()?.copy_block(block, docs)
     }
 
     /// Appends the stored documents `locals` of another segment's store by copying its
     /// compressed blocks; `locals` must start and end at block boundaries (they do at run
     /// boundaries, see [`SegmentWriter::add_stored_raw`]).
     pub(crate) fn copy_stored(
-        &mut self,
+        store: &mut StoreWriter,
         from: &StoreReader<'_>,
         locals: std::ops::Range<u32>,
         total_docs: u32,
@@ -226,7 +201,7 @@ impl SegmentWriter {
                     format!("store block {i} (documents {first}..{end}) crosses a run boundary"),
                 ));
             }
-            self.store.copy_block(bytes, end - first)?;
+            store.copy_block(bytes, end - first)?;
             next = end;
             block = Some(i + 1);
         }
@@ -257,7 +232,10 @@ impl SegmentWriter {
         }
         norms.write_body(&bytes)?;
         finished.push((FileKind::Norms, norms.finish()?));
-        finished.push((FileKind::Store, self.store.finish()?));
+        let store = self
+            .store
+            .ok_or_else(|| IndexError::InvalidArgument("the store was not put back".into()))?;
+        finished.push((FileKind::Store, store.finish()?));
         let mut files = Vec::new();
         for kind in FileKind::SEGMENT_FILES {
             let (_, (len, crc)) = finished

@@ -1,0 +1,187 @@
+//! Encoding a term's posting list into its segment records, apart from writing them.
+//!
+//! A [`TermEncoder`] turns `(term, DIDs, freqs)` into the bytes the segment files will hold (the
+//! blocks, the skip entries, the term info) in an [`EncodedTerms`] batch whose offsets are
+//! relative to the batch. [`super::SegmentWriter::add_encoded`] then appends a batch, shifting
+//! the offsets. Splitting the two lets a merge encode on one thread while another builds the
+//! dictionary and writes the files.
+
+use apcache_codec::{BlockCodec, BLOCK_LEN};
+
+use super::DocMap;
+use crate::format::{SkipEntry, TermInfo};
+use crate::IndexError;
+
+/// Encoded terms, ready to be appended to a segment.
+#[derive(Default)]
+pub struct EncodedTerms {
+    /// The terms' bytes, concatenated; `term_ends[i]` ends term `i`.
+    pub(crate) term_bytes: Vec<u8>,
+    pub(crate) term_ends: Vec<usize>,
+    /// Term infos; `postings_offset` and `first_skip` are relative to this batch.
+    pub(crate) infos: Vec<TermInfo>,
+    /// Skip entries, serialised.
+    pub(crate) skip: Vec<u8>,
+    /// Postings (per term, DID blocks then frequency blocks).
+    pub(crate) postings: Vec<u8>,
+    pub(crate) skip_entries: u32,
+    pub(crate) postings_count: u64,
+    pub(crate) docs_bytes: u64,
+    pub(crate) freqs_bytes: u64,
+    /// Scratch space for one term's frequency blocks.
+    freq_buffer: Vec<u8>,
+}
+
+impl EncodedTerms {
+    /// Number of terms.
+    pub fn len(&self) -> usize {
+        self.infos.len()
+    }
+
+    /// True when it holds no term.
+    pub fn is_empty(&self) -> bool {
+        self.infos.is_empty()
+    }
+
+    /// Approximate bytes held.
+    pub fn bytes(&self) -> usize {
+        self.term_bytes.len() + self.skip.len() + self.postings.len() + self.infos.len() * 40
+    }
+
+    /// Term `i`.
+    pub(crate) fn term(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.term_ends[i - 1] };
+        &self.term_bytes[start..self.term_ends[i]]
+    }
+
+    /// Empties the batch, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.term_bytes.clear();
+        self.term_ends.clear();
+        self.infos.clear();
+        self.skip.clear();
+        self.postings.clear();
+        self.skip_entries = 0;
+        self.postings_count = 0;
+        self.docs_bytes = 0;
+        self.freqs_bytes = 0;
+    }
+}
+
+/// Encodes posting lists for a segment holding `docs` with `lengths` (local order).
+pub struct TermEncoder<'a> {
+    codec: &'a dyn BlockCodec,
+    docs: &'a DocMap,
+    lengths: &'a [u32],
+    segment: &'a str,
+}
+
+impl<'a> TermEncoder<'a> {
+    /// An encoder with `codec` for segment `segment`.
+    pub fn new(
+        codec: &'a dyn BlockCodec,
+        docs: &'a DocMap,
+        lengths: &'a [u32],
+        segment: &'a str,
+    ) -> TermEncoder<'a> {
+        TermEncoder {
+            codec,
+            docs,
+            lengths,
+            segment,
+        }
+    }
+
+    fn length_of(&self, doc: u32) -> Result<u32, IndexError> {
+        self.docs
+            .local(doc)
+            .map(|local| self.lengths[local as usize])
+            .ok_or_else(|| {
+                IndexError::InvalidArgument(format!(
+                    "posting for document {doc}, which the segment does not hold"
+                ))
+            })
+    }
+
+    /// Encodes one term and its whole posting list into `out`. DIDs must be strictly
+    /// increasing, frequencies at least 1 (term order is the writer's to check).
+    pub fn encode(
+        &mut self,
+        term: &[u8],
+        docs: &[u32],
+        freqs: &[u32],
+        out: &mut EncodedTerms,
+    ) -> Result<(), IndexError> {
+        if docs.is_empty() || docs.len() != freqs.len() {
+            return Err(IndexError::InvalidArgument(format!(
+                "term {:?}: {} docs, {} freqs",
+                String::from_utf8_lossy(term),
+                docs.len(),
+                freqs.len()
+            )));
+        }
+        if docs.windows(2).any(|w| w[0] >= w[1]) || freqs.contains(&0) {
+            return Err(IndexError::InvalidArgument(format!(
+                "term {:?}: DIDs not increasing or a zero frequency",
+                String::from_utf8_lossy(term)
+            )));
+        }
+        let codec_error = |source| IndexError::Codec {
+            file: self.segment.to_string(),
+            source,
+        };
+        let postings_offset = out.postings.len();
+        let first_skip = out.skip_entries;
+        let mut entries = Vec::with_capacity(docs.len().div_ceil(BLOCK_LEN));
+        let mut stored_freqs = [0u32; BLOCK_LEN];
+        let mut freq_buffer = std::mem::take(&mut out.freq_buffer);
+        freq_buffer.clear();
+        for (block_docs, block_freqs) in docs.chunks(BLOCK_LEN).zip(freqs.chunks(BLOCK_LEN)) {
+            let docs_offset = (out.postings.len() - postings_offset) as u32;
+            let freqs_offset = freq_buffer.len() as u32;
+            self.codec
+                .encode_docs(block_docs[0], block_docs, &mut out.postings)
+                .map_err(codec_error)?;
+            for (s, f) in stored_freqs.iter_mut().zip(block_freqs) {
+                *s = f - 1;
+            }
+            self.codec
+                .encode_freqs(&stored_freqs[..block_freqs.len()], &mut freq_buffer)
+                .map_err(codec_error)?;
+            let mut min_doc_len = u32::MAX;
+            for &d in block_docs {
+                min_doc_len = min_doc_len.min(self.length_of(d)?);
+            }
+            entries.push(SkipEntry {
+                first_doc: block_docs[0],
+                last_doc: block_docs[block_docs.len() - 1],
+                docs_offset,
+                freqs_offset,
+                max_freq: block_freqs.iter().copied().max().unwrap_or(0),
+                min_doc_len,
+            });
+        }
+        let docs_len = (out.postings.len() - postings_offset) as u32;
+        for entry in &mut entries {
+            entry.freqs_offset += docs_len;
+            entry.write_to(&mut out.skip);
+        }
+        out.postings.extend_from_slice(&freq_buffer);
+        out.infos.push(TermInfo {
+            doc_freq: docs.len() as u32,
+            total_term_freq: freqs.iter().map(|&f| u64::from(f)).sum(),
+            postings_offset: postings_offset as u64,
+            docs_bytes: docs_len,
+            freqs_bytes: freq_buffer.len() as u32,
+            first_skip,
+        });
+        out.term_bytes.extend_from_slice(term);
+        out.term_ends.push(out.term_bytes.len());
+        out.skip_entries += entries.len() as u32;
+        out.postings_count += docs.len() as u64;
+        out.docs_bytes += u64::from(docs_len);
+        out.freqs_bytes += freq_buffer.len() as u64;
+        out.freq_buffer = freq_buffer;
+        Ok(())
+    }
+}
