@@ -10,6 +10,8 @@ pub mod ingest;
 pub mod manifest;
 pub mod memory;
 pub mod merge;
+pub mod query;
+pub mod search;
 pub mod segment;
 pub mod writer_lock;
 

@@ -290,6 +290,17 @@ impl SegmentReader {
             .map(|b| u32::from_le_bytes(b.try_into().expect("4")))
     }
 
+    /// Length (tokens) of global DID `doc`, if the segment holds it.
+    #[inline]
+    pub fn doc_length_of(&self, doc: u32) -> Option<u32> {
+        let local = match self.meta.docs.runs() {
+            // A merged segment: one run, local = DID - first.
+            [[first, count]] => doc.checked_sub(*first).filter(|l| l < count)?,
+            _ => self.meta.docs.local(doc)?,
+        };
+        self.doc_length(local)
+    }
+
     /// The stored document at local index `local`.
     pub fn stored(&self, local: u32) -> Result<StoredDocument, IndexError> {
         StoreReader::open(self.store.as_ref(), self.file_name(FileKind::Store))?.get(local)

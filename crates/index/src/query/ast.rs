@@ -1,0 +1,297 @@
+//! [`Query`] and [`BoolQuery`]: the typed tree a query string is parsed into, with the
+//! reference semantics every evaluator must agree with.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// A parsed query.
+///
+/// ```
+/// use apcache_index::query::{BoolQuery, Query};
+///
+/// let query = Query::Bool(BoolQuery {
+///     must: vec![Query::Term("rust".into())],
+///     should: vec![],
+///     must_not: vec![Query::Term("java".into())],
+/// });
+/// assert_eq!(query.to_string(), "+rust -java");
+/// assert!(query.matches(&|term: &str| term == "rust"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Query {
+    /// Documents containing this term. The term is analyzed: it is compared with the index's
+    /// terms as it is.
+    Term(String),
+    /// A combination of sub-queries.
+    Bool(BoolQuery),
+}
+
+/// Sub-queries combined the way Lucene's `BooleanQuery` combines its clauses.
+///
+/// A document matches when it matches none of `must_not` and then, if `must` is not empty,
+/// every query of `must`; if `must` is empty, at least one query of `should`. With `must`
+/// present, `should` only adds to the score. Like Lucene, a query with neither `must` nor
+/// `should` (only `must_not`, or nothing at all) matches no document.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BoolQuery {
+    /// Clauses a document must match (`+term`).
+    pub must: Vec<Query>,
+    /// Optional clauses (a bare `term`): at least one must match when `must` is empty.
+    pub should: Vec<Query>,
+    /// Clauses a document must not match (`-term`, `NOT term`).
+    pub must_not: Vec<Query>,
+}
+
+impl Query {
+    /// The distinct terms of the query, prohibited ones included, sorted.
+    pub fn terms(&self) -> Vec<&str> {
+        let mut terms = BTreeSet::new();
+        self.collect_terms(&mut terms);
+        terms.into_iter().collect()
+    }
+
+    fn collect_terms<'a>(&'a self, terms: &mut BTreeSet<&'a str>) {
+        match self {
+            Query::Term(term) => {
+                terms.insert(term.as_str());
+            }
+            Query::Bool(bool_query) => bool_query
+                .clauses()
+                .for_each(|(_, clause)| clause.collect_terms(terms)),
+        }
+    }
+
+    /// Whether a document holding exactly the terms for which `has_term` is true matches: the
+    /// exhaustive reference semantics that evaluators are tested against (see [`BoolQuery`]).
+    pub fn matches(&self, has_term: &dyn Fn(&str) -> bool) -> bool {
+        match self {
+            Query::Term(term) => has_term(term),
+            Query::Bool(bool_query) => bool_query.matches(has_term),
+        }
+    }
+
+    /// The same query with every `Bool` that holds a single `must` or a single `should` clause
+    /// and nothing else replaced by that clause, at every depth. Matches the same documents.
+    pub fn simplified(self) -> Query {
+        let Query::Bool(BoolQuery {
+            must,
+            should,
+            must_not,
+        }) = self
+        else {
+            return self;
+        };
+        let simplify = |clauses: Vec<Query>| -> Vec<Query> {
+            clauses.into_iter().map(Query::simplified).collect()
+        };
+        let (mut must, mut should, must_not) =
+            (simplify(must), simplify(should), simplify(must_not));
+        if must_not.is_empty() {
+            match (must.len(), should.len()) {
+                (1, 0) => return must.pop().expect("one must clause"),
+                (0, 1) => return should.pop().expect("one should clause"),
+                _ => {}
+            }
+        }
+        Query::Bool(BoolQuery {
+            must,
+            should,
+            must_not,
+        })
+    }
+}
+
+impl BoolQuery {
+    /// Whether a document holding exactly the terms for which `has_term` is true matches.
+    pub fn matches(&self, has_term: &dyn Fn(&str) -> bool) -> bool {
+        if self.must_not.iter().any(|query| query.matches(has_term)) {
+            return false;
+        }
+        if self.must.is_empty() {
+            self.should.iter().any(|query| query.matches(has_term))
+        } else {
+            self.must.iter().all(|query| query.matches(has_term))
+        }
+    }
+
+    /// Every clause with the prefix that marks its kind in query syntax (`+`, `-` or none), in
+    /// the order [`Display`](fmt::Display) prints them: `must`, `must_not`, `should`.
+    fn clauses(&self) -> impl Iterator<Item = (&'static str, &Query)> {
+        let must = self.must.iter().map(|query| ("+", query));
+        let must_not = self.must_not.iter().map(|query| ("-", query));
+        let should = self.should.iter().map(|query| ("", query));
+        must.chain(must_not).chain(should)
+    }
+}
+
+/// Prints the query in Lucene syntax, which `parse_query` reads back: `+a +b -c (d e)`.
+///
+/// Characters that the parser treats specially are escaped with a backslash, so every term
+/// reads back as one word. A top-level `Bool` has no parentheses; an empty one prints nothing.
+impl fmt::Display for Query {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Query::Term(term) => write_term(f, term),
+            Query::Bool(bool_query) => bool_query.fmt(f),
+        }
+    }
+}
+
+/// Prints the clauses in Lucene syntax, without surrounding parentheses: `+a -b c`.
+impl fmt::Display for BoolQuery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, (prefix, clause)) in self.clauses().enumerate() {
+            if index > 0 {
+                f.write_str(" ")?;
+            }
+            f.write_str(prefix)?;
+            match clause {
+                Query::Term(term) => write_term(f, term)?,
+                Query::Bool(nested) => write!(f, "({nested})")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `term` so that the query parser reads it back as one word with this text: the
+/// characters Lucene's `QueryParser.escape` escapes, whitespace, and the first character of a
+/// term that would otherwise read as an operator (`AND`, `OR`, `NOT`) get a backslash.
+fn write_term(f: &mut fmt::Formatter<'_>, term: &str) -> fmt::Result {
+    let is_keyword = matches!(term, "AND" | "OR" | "NOT");
+    for (index, character) in term.chars().enumerate() {
+        if needs_escape(character) || (index == 0 && is_keyword) {
+            f.write_str("\\")?;
+        }
+        write!(f, "{character}")?;
+    }
+    Ok(())
+}
+
+fn needs_escape(character: char) -> bool {
+    super::parser::is_whitespace(character)
+        || matches!(
+            character,
+            '\\' | '+'
+                | '-'
+                | '!'
+                | '('
+                | ')'
+                | ':'
+                | '^'
+                | '['
+                | ']'
+                | '"'
+                | '{'
+                | '}'
+                | '~'
+                | '*'
+                | '?'
+                | '|'
+                | '&'
+                | '/'
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(text: &str) -> Query {
+        Query::Term(text.to_owned())
+    }
+
+    fn bool_query(must: Vec<Query>, should: Vec<Query>, must_not: Vec<Query>) -> Query {
+        Query::Bool(BoolQuery {
+            must,
+            should,
+            must_not,
+        })
+    }
+
+    fn has(terms: &'static [&'static str]) -> impl Fn(&str) -> bool {
+        move |term| terms.contains(&term)
+    }
+
+    #[test]
+    fn display_prints_must_then_must_not_then_should() {
+        let query = bool_query(
+            vec![term("a"), term("b")],
+            vec![bool_query(vec![], vec![term("d"), term("e")], vec![])],
+            vec![term("c")],
+        );
+        assert_eq!(query.to_string(), "+a +b -c (d e)");
+    }
+
+    #[test]
+    fn display_escapes_special_characters_and_keywords() {
+        assert_eq!(term("a:b").to_string(), "a\\:b");
+        assert_eq!(term("wi-fi").to_string(), "wi\\-fi");
+        assert_eq!(term("a b").to_string(), "a\\ b");
+        assert_eq!(term("AND").to_string(), "\\AND");
+        assert_eq!(term("&&").to_string(), "\\&\\&");
+        assert_eq!(term("and").to_string(), "and");
+        assert_eq!(term("ærø").to_string(), "ærø");
+        assert_eq!(BoolQuery::default().to_string(), "");
+    }
+
+    #[test]
+    fn terms_are_distinct_and_sorted() {
+        let query = bool_query(
+            vec![term("b"), term("a")],
+            vec![bool_query(vec![], vec![term("c"), term("a")], vec![])],
+            vec![term("b")],
+        );
+        assert_eq!(query.terms(), ["a", "b", "c"]);
+        assert_eq!(term("x").terms(), ["x"]);
+    }
+
+    #[test]
+    fn matches_follows_lucene_boolean_semantics() {
+        let a_or_b = bool_query(vec![], vec![term("a"), term("b")], vec![]);
+        assert!(a_or_b.matches(&has(&["b"])));
+        assert!(!a_or_b.matches(&has(&["c"])));
+
+        // With a must clause, should clauses are optional.
+        let a_and_maybe_b = bool_query(vec![term("a")], vec![term("b")], vec![]);
+        assert!(a_and_maybe_b.matches(&has(&["a"])));
+        assert!(!a_and_maybe_b.matches(&has(&["b"])));
+
+        let a_not_c = bool_query(vec![], vec![term("a")], vec![term("c")]);
+        assert!(a_not_c.matches(&has(&["a"])));
+        assert!(!a_not_c.matches(&has(&["a", "c"])));
+
+        // Purely negative and empty queries match nothing.
+        let not_c = bool_query(vec![], vec![], vec![term("c")]);
+        assert!(!not_c.matches(&has(&[])));
+        assert!(!not_c.matches(&has(&["a"])));
+        assert!(!Query::Bool(BoolQuery::default()).matches(&|_| true));
+    }
+
+    #[test]
+    fn simplified_flattens_single_clause_bools_at_every_depth() {
+        let nested = bool_query(
+            vec![],
+            vec![bool_query(
+                vec![bool_query(vec![], vec![term("a")], vec![])],
+                vec![],
+                vec![],
+            )],
+            vec![],
+        );
+        assert_eq!(nested.simplified(), term("a"));
+
+        let keeps_negation = bool_query(vec![term("a")], vec![], vec![term("b")]);
+        assert_eq!(keeps_negation.clone().simplified(), keeps_negation);
+
+        let inner = bool_query(
+            vec![bool_query(vec![term("x")], vec![], vec![])],
+            vec![term("y")],
+            vec![],
+        );
+        assert_eq!(
+            inner.simplified(),
+            bool_query(vec![term("x")], vec![term("y")], vec![])
+        );
+    }
+}

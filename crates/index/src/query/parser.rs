@@ -1,0 +1,625 @@
+//! [`parse_query`]: query text to a [`Query`], following Lucene's classic `QueryParser`.
+//!
+//! Parsing is in two steps. A lexer cuts the text into tokens with the longest-match rules of
+//! Lucene's JavaCC grammar (a word runs up to whitespace or a special character, `AND` is an
+//! operator only when it is a whole token, `+`, `-` and `!` followed by whitespace are words)
+//! and rejects the syntax this index cannot answer. A recursive-descent parser then builds
+//! each parenthesised level as an ordered list of clauses, changing the kind of the previous
+//! clause when a conjunction asks for it, exactly as `QueryParserBase.addClause` does, and
+//! turns the list into a [`BoolQuery`] at the end.
+
+use crate::analyzer::Analyzer;
+
+use super::ast::{BoolQuery, Query};
+use super::error::QueryError;
+
+/// The deepest nesting of parentheses [`parse_query`] accepts; deeper input is answered with
+/// [`QueryError::TooDeeplyNested`] rather than risking the stack.
+pub const MAX_NESTING: usize = 100;
+
+/// How bare words (`a b`) combine: Lucene's `QueryParser.Operator`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum DefaultOperator {
+    /// A bare word is optional (`SHOULD`): `a b` finds documents with either word.
+    #[default]
+    Or,
+    /// A bare word is required (`MUST`): `a b` finds documents with both words.
+    And,
+}
+
+/// Parses `text` into a [`Query`], analyzing every word with `analyzer`, which must be the
+/// analyzer the index was built with.
+///
+/// The syntax and its meaning are those of Lucene 9's classic `QueryParser` with its default
+/// settings, on a single field: bare words combined with `default_operator`, `+word`
+/// (required), `-word`, `!word` and `NOT word` (prohibited), `AND`/`&&` and `OR`/`||`,
+/// parentheses (which may carry `+` or `-`), backslash escapes (`\:`, `\u00e6`) and quoted
+/// text that analyzes to a single term. A word that analyzes to several terms (`wi-fi`)
+/// becomes a group of those terms combined with `default_operator`; a word that analyzes to
+/// none (punctuation, a stop word) is dropped, and a query whose every word is dropped is an
+/// empty [`BoolQuery`], which matches nothing. The result is [`Query::simplified`].
+///
+/// Phrases, fields, wildcards, fuzzy and proximity queries, boosts, ranges and regular
+/// expressions are answered with an error saying so; malformed input with an error pointing at
+/// the byte where it goes wrong. No input makes it panic.
+///
+/// ```
+/// use apcache_index::analyzer::Analyzer;
+/// use apcache_index::query::{parse_query, DefaultOperator, Query, QueryError};
+///
+/// let analyzer = Analyzer::default();
+/// let query = parse_query("Rust AND (search OR index) -Java", &analyzer, DefaultOperator::Or)?;
+/// assert_eq!(query.to_string(), "+rust +(search index) -java");
+///
+/// let query = parse_query("Rust", &analyzer, DefaultOperator::Or)?;
+/// assert_eq!(query, Query::Term("rust".into()));
+///
+/// let error = parse_query("\"exact phrase\"", &analyzer, DefaultOperator::Or);
+/// assert_eq!(error, Err(QueryError::PhraseUnsupported));
+/// # Ok::<(), QueryError>(())
+/// ```
+pub fn parse_query(
+    text: &str,
+    analyzer: &Analyzer,
+    default_operator: DefaultOperator,
+) -> Result<Query, QueryError> {
+    let tokens = lex(text)?;
+    if tokens.is_empty() {
+        return Err(QueryError::Empty);
+    }
+    let mut parser = Parser {
+        tokens: &tokens,
+        next: 0,
+        analyzer,
+        default_operator,
+    };
+    let query = parser.parse_group(None)?;
+    Ok(query.map_or_else(|| Query::Bool(BoolQuery::default()), Query::simplified))
+}
+
+/// Whitespace as Lucene's query grammar knows it. Other Unicode spaces are word characters
+/// there, which the analyzer then splits words at.
+pub(super) fn is_whitespace(character: char) -> bool {
+    matches!(character, ' ' | '\t' | '\n' | '\r' | '\u{3000}')
+}
+
+/// Characters that end a word (unless escaped). `-` and `+` are among them only at the start
+/// of a word: inside one (`wi-fi`) they are part of it.
+fn is_special(character: char) -> bool {
+    matches!(
+        character,
+        '+' | '-'
+            | '!'
+            | '('
+            | ')'
+            | ':'
+            | '^'
+            | '['
+            | ']'
+            | '"'
+            | '{'
+            | '}'
+            | '~'
+            | '*'
+            | '?'
+            | '\\'
+            | '/'
+    )
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum TokenKind {
+    /// A word, escapes resolved.
+    Word(String),
+    /// The text between double quotes, escapes resolved.
+    Quoted(String),
+    /// `AND` or `&&`.
+    And,
+    /// `OR` or `||`.
+    Or,
+    /// `NOT` or `!`.
+    Not,
+    /// `+` before a clause.
+    Plus,
+    /// `-` before a clause.
+    Minus,
+    /// `+`, `-` or `!` followed by whitespace: Lucene's `BAREOPER`, which it reads as a word
+    /// made of that character (and the analyzer then drops).
+    BareOperator(char),
+    LeftParen,
+    RightParen,
+}
+
+#[derive(Debug)]
+struct Token<'t> {
+    kind: TokenKind,
+    /// The token as written.
+    raw: &'t str,
+    /// Byte offset of its first character.
+    start: usize,
+}
+
+/// Cuts `text` into tokens, rejecting unsupported syntax as soon as it appears.
+fn lex(text: &str) -> Result<Vec<Token<'_>>, QueryError> {
+    let mut tokens: Vec<Token<'_>> = Vec::new();
+    // Where the trailing whitespace starts: an operator there or after has nothing to apply to.
+    let content_end = text.trim_end_matches(is_whitespace).len();
+    let mut position = 0;
+    while let Some(character) = text[position..].chars().next() {
+        let start = position;
+        let after = start + character.len_utf8();
+        let kind = match character {
+            c if is_whitespace(c) => {
+                position = after;
+                continue;
+            }
+            '(' => TokenKind::LeftParen,
+            ')' => TokenKind::RightParen,
+            '+' | '-' | '!' => {
+                let followed_by_space = text[after..].chars().next().is_some_and(is_whitespace);
+                // Lucene reads `a - b` as three words; a trailing operator is an error here,
+                // whether or not whitespace follows it.
+                if followed_by_space && after < content_end {
+                    TokenKind::BareOperator(character)
+                } else {
+                    match character {
+                        '+' => TokenKind::Plus,
+                        '-' => TokenKind::Minus,
+                        _ => TokenKind::Not,
+                    }
+                }
+            }
+            '"' => {
+                let (content, end) = lex_quoted(text, start)?;
+                position = end;
+                tokens.push(Token {
+                    kind: TokenKind::Quoted(content),
+                    raw: &text[start..end],
+                    start,
+                });
+                continue;
+            }
+            ':' => {
+                return Err(match tokens.last() {
+                    Some(Token {
+                        kind: TokenKind::Word(_),
+                        raw,
+                        ..
+                    }) => QueryError::FieldUnsupported {
+                        field: (*raw).to_owned(),
+                    },
+                    _ => QueryError::UnexpectedCharacter {
+                        character,
+                        position: start,
+                    },
+                })
+            }
+            '*' | '?' => return Err(QueryError::WildcardUnsupported { position: start }),
+            '~' => return Err(QueryError::FuzzyUnsupported { position: start }),
+            '^' => return Err(QueryError::BoostUnsupported { position: start }),
+            '[' | '{' => return Err(QueryError::RangeUnsupported { position: start }),
+            '/' => return Err(QueryError::RegexUnsupported { position: start }),
+            ']' | '}' => {
+                return Err(QueryError::UnexpectedCharacter {
+                    character,
+                    position: start,
+                })
+            }
+            _ => {
+                let (word, end) = lex_word(text, start)?;
+                position = end;
+                let raw = &text[start..end];
+                let kind = match raw {
+                    "AND" | "&&" => TokenKind::And,
+                    "OR" | "||" => TokenKind::Or,
+                    "NOT" => TokenKind::Not,
+                    _ => TokenKind::Word(word),
+                };
+                tokens.push(Token { kind, raw, start });
+                continue;
+            }
+        };
+        position = after;
+        tokens.push(Token {
+            kind,
+            raw: &text[start..after],
+            start,
+        });
+    }
+    Ok(tokens)
+}
+
+/// Reads the word starting at `start`: returns it with escapes resolved, and the offset just
+/// past it. A `*` or `?` inside or right after a word makes it a wildcard query.
+fn lex_word(text: &str, start: usize) -> Result<(String, usize), QueryError> {
+    let mut unescaper = Unescaper::default();
+    let mut position = start;
+    while let Some(character) = text[position..].chars().next() {
+        match character {
+            '\\' => position = unescaper.escape(text, position)?,
+            '*' | '?' => return Err(QueryError::WildcardUnsupported { position }),
+            c if is_whitespace(c) => break,
+            // `-` and `+` continue a word; every other special character ends it.
+            '-' | '+' => {
+                unescaper.push(character);
+                position += 1;
+            }
+            c if is_special(c) => break,
+            c => {
+                unescaper.push(c);
+                position += c.len_utf8();
+            }
+        }
+    }
+    Ok((unescaper.finish(start)?, position))
+}
+
+/// Reads the quoted text whose opening quote is at `start`: returns its content with escapes
+/// resolved, and the offset just past the closing quote.
+fn lex_quoted(text: &str, start: usize) -> Result<(String, usize), QueryError> {
+    let mut unescaper = Unescaper::default();
+    let mut position = start + 1;
+    loop {
+        match text[position..].chars().next() {
+            None => return Err(QueryError::UnterminatedQuote { position: start }),
+            Some('"') => return Ok((unescaper.finish(start)?, position + 1)),
+            Some('\\') => {
+                position = unescaper
+                    .escape(text, position)
+                    .map_err(|error| match error {
+                        QueryError::UnterminatedEscape { .. } => {
+                            QueryError::UnterminatedQuote { position: start }
+                        }
+                        other => other,
+                    })?
+            }
+            Some(character) => {
+                unescaper.push(character);
+                position += character.len_utf8();
+            }
+        }
+    }
+}
+
+/// Builds the text of a word or a quote the way Lucene's `discardEscapeChar` does: a
+/// backslash takes the next character literally, and `\uXXXX` is a UTF-16 code unit, so that
+/// a surrogate pair written as two escapes forms one character.
+#[derive(Default)]
+struct Unescaper {
+    units: Vec<u16>,
+    first_unicode_escape: Option<usize>,
+}
+
+impl Unescaper {
+    fn push(&mut self, character: char) {
+        let mut buffer = [0; 2];
+        self.units
+            .extend_from_slice(character.encode_utf16(&mut buffer));
+    }
+
+    /// Reads the escape whose backslash is at `position`; returns the offset just past it.
+    fn escape(&mut self, text: &str, position: usize) -> Result<usize, QueryError> {
+        let after_backslash = position + 1;
+        let Some(escaped) = text[after_backslash..].chars().next() else {
+            return Err(QueryError::UnterminatedEscape { position });
+        };
+        if escaped != 'u' {
+            self.push(escaped);
+            return Ok(after_backslash + escaped.len_utf8());
+        }
+        let digits_start = after_backslash + 1;
+        let digits = text
+            .get(digits_start..digits_start + 4)
+            .filter(|digits| digits.bytes().all(|byte| byte.is_ascii_hexdigit()))
+            .ok_or(QueryError::InvalidUnicodeEscape { position })?;
+        let unit = u16::from_str_radix(digits, 16)
+            .map_err(|_| QueryError::InvalidUnicodeEscape { position })?;
+        self.units.push(unit);
+        self.first_unicode_escape.get_or_insert(position);
+        Ok(digits_start + 4)
+    }
+
+    fn finish(self, start: usize) -> Result<String, QueryError> {
+        String::from_utf16(&self.units).map_err(|_| QueryError::InvalidUnicodeEscape {
+            position: self.first_unicode_escape.unwrap_or(start),
+        })
+    }
+}
+
+/// How a clause takes part in its group: Lucene's `BooleanClause.Occur`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Occur {
+    Must,
+    Should,
+    MustNot,
+}
+
+/// The operator between the previous clause and this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conjunction {
+    None,
+    And,
+    Or,
+}
+
+/// The prefix of a clause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Modifier {
+    None,
+    /// `+`
+    Required,
+    /// `-`, `!`, `NOT`
+    Prohibited,
+}
+
+struct Clause {
+    occur: Occur,
+    query: Query,
+}
+
+struct Parser<'p, 't> {
+    tokens: &'p [Token<'t>],
+    next: usize,
+    analyzer: &'p Analyzer,
+    default_operator: DefaultOperator,
+}
+
+impl Parser<'_, '_> {
+    fn peek(&self) -> Option<&TokenKind> {
+        self.peek_at(0)
+    }
+
+    fn peek_at(&self, ahead: usize) -> Option<&TokenKind> {
+        self.tokens.get(self.next + ahead).map(|token| &token.kind)
+    }
+
+    /// Parses the clauses of one level, up to the end of the text (`open` is `None`) or up to
+    /// the `)` that closes the `(` described by `open` (left unconsumed). `None` when every
+    /// clause was dropped by the analyzer, as Lucene's `getBooleanQuery` returns `null`.
+    fn parse_group(&mut self, open: Option<Group>) -> Result<Option<Query>, QueryError> {
+        let mut clauses: Vec<Clause> = Vec::new();
+        let mut first = true;
+        loop {
+            match self.peek() {
+                None | Some(TokenKind::RightParen) => break,
+                Some(_) => {}
+            }
+            if self.multi_word_ahead() {
+                self.parse_multi_word(&mut clauses);
+                first = false;
+                continue;
+            }
+            let tokens = self.tokens;
+            let mut operator: Option<&Token<'_>> = None;
+            let conjunction = match self.peek() {
+                Some(TokenKind::And) if !first => Conjunction::And,
+                Some(TokenKind::Or) if !first => Conjunction::Or,
+                _ => Conjunction::None,
+            };
+            if conjunction != Conjunction::None {
+                operator = tokens.get(self.next);
+                self.next += 1;
+            }
+            let modifier = match self.peek() {
+                Some(TokenKind::Plus) => Modifier::Required,
+                Some(TokenKind::Minus | TokenKind::Not) => Modifier::Prohibited,
+                _ => Modifier::None,
+            };
+            if modifier != Modifier::None {
+                operator = tokens.get(self.next);
+                self.next += 1;
+            }
+            let query = self.parse_clause(operator, open)?;
+            self.add_clause(&mut clauses, conjunction, modifier, query);
+            first = false;
+        }
+        match (open, self.tokens.get(self.next)) {
+            (None, Some(close)) => {
+                return Err(QueryError::UnbalancedParenthesis {
+                    position: close.start,
+                })
+            }
+            (Some(open), None) => {
+                return Err(QueryError::UnbalancedParenthesis {
+                    position: open.position,
+                })
+            }
+            (Some(open), Some(_)) if first => {
+                return Err(QueryError::EmptyParentheses {
+                    position: open.position,
+                })
+            }
+            _ => {}
+        }
+        Ok(into_query(clauses))
+    }
+
+    /// One clause after its conjunction and modifier: a word, a quote, or a group. `None`
+    /// when the analyzer leaves nothing of it. `operator` is the last operator read before it,
+    /// to blame when no clause follows.
+    fn parse_clause(
+        &mut self,
+        operator: Option<&Token<'_>>,
+        open: Option<Group>,
+    ) -> Result<Option<Query>, QueryError> {
+        let Some(token) = self.tokens.get(self.next) else {
+            // Only an operator can be followed by the end here.
+            return Err(operator.map_or(QueryError::Empty, lone_operator));
+        };
+        match &token.kind {
+            TokenKind::Word(word) => {
+                self.next += 1;
+                Ok(self.analyze_word(word))
+            }
+            TokenKind::BareOperator(character) => {
+                self.next += 1;
+                Ok(self.analyze_word(&character.to_string()))
+            }
+            TokenKind::Quoted(text) => {
+                self.next += 1;
+                let mut terms = self.analyzer.tokens(text);
+                match terms.len() {
+                    0 => Ok(None),
+                    1 => Ok(terms.pop().map(Query::Term)),
+                    _ => Err(QueryError::PhraseUnsupported),
+                }
+            }
+            TokenKind::LeftParen => {
+                let depth = open.map_or(1, |open| open.depth + 1);
+                if depth > MAX_NESTING {
+                    return Err(QueryError::TooDeeplyNested {
+                        position: token.start,
+                        limit: MAX_NESTING,
+                    });
+                }
+                self.next += 1;
+                let group = Group {
+                    position: token.start,
+                    depth,
+                };
+                let query = self.parse_group(Some(group))?;
+                // `parse_group` returns only at the closing parenthesis.
+                self.next += 1;
+                Ok(query)
+            }
+            // An operator where a clause should be: blame the operator before it, or, at the
+            // start of a group, this one (`AND a`).
+            _ => Err(lone_operator(operator.unwrap_or(token))),
+        }
+    }
+
+    /// Lucene's `MultiTerm` lookahead: a word followed by a word that is not itself followed
+    /// by `AND` or `OR`.
+    fn multi_word_ahead(&self) -> bool {
+        matches!(self.peek(), Some(TokenKind::Word(_))) && self.word_continues_run(1)
+    }
+
+    /// Whether the token `ahead` of the next one is a word that joins a run of bare words.
+    fn word_continues_run(&self, ahead: usize) -> bool {
+        matches!(self.peek_at(ahead), Some(TokenKind::Word(_)))
+            && !matches!(
+                self.peek_at(ahead + 1),
+                Some(TokenKind::And | TokenKind::Or)
+            )
+    }
+
+    /// A run of two or more bare words, which Lucene (with `splitOnWhitespace` false, its
+    /// default) analyzes as one text and adds term by term, flat, with the default operator.
+    fn parse_multi_word(&mut self, clauses: &mut Vec<Clause>) {
+        let mut text = String::new();
+        loop {
+            if let Some(TokenKind::Word(word)) = self.peek() {
+                if !text.is_empty() {
+                    text.push(' ');
+                }
+                text.push_str(word);
+            }
+            self.next += 1;
+            if !self.word_continues_run(0) {
+                break;
+            }
+        }
+        for term in self.analyzer.tokens(&text) {
+            self.add_clause(
+                clauses,
+                Conjunction::None,
+                Modifier::None,
+                Some(Query::Term(term)),
+            );
+        }
+    }
+
+    /// A bare word: one term, a group of several combined with the default operator, or
+    /// nothing when the analyzer drops it (Lucene's `QueryBuilder.createFieldQuery`).
+    fn analyze_word(&self, word: &str) -> Option<Query> {
+        let mut terms = self.analyzer.tokens(word);
+        match terms.len() {
+            0 => None,
+            1 => terms.pop().map(Query::Term),
+            _ => {
+                let terms = terms.into_iter().map(Query::Term).collect();
+                Some(Query::Bool(match self.default_operator {
+                    DefaultOperator::Or => BoolQuery {
+                        should: terms,
+                        ..BoolQuery::default()
+                    },
+                    DefaultOperator::And => BoolQuery {
+                        must: terms,
+                        ..BoolQuery::default()
+                    },
+                }))
+            }
+        }
+    }
+
+    /// Lucene's `QueryParserBase.addClause`: `AND` makes the previous clause required unless
+    /// it is prohibited; with the `AND` default operator, `OR` makes it optional unless it is
+    /// prohibited; then the new clause, if the analyzer left one, gets its kind from its
+    /// modifier, its conjunction and the default operator.
+    fn add_clause(
+        &self,
+        clauses: &mut Vec<Clause>,
+        conjunction: Conjunction,
+        modifier: Modifier,
+        query: Option<Query>,
+    ) {
+        if let Some(previous) = clauses.last_mut() {
+            if previous.occur != Occur::MustNot {
+                match (conjunction, self.default_operator) {
+                    (Conjunction::And, _) => previous.occur = Occur::Must,
+                    (Conjunction::Or, DefaultOperator::And) => previous.occur = Occur::Should,
+                    _ => {}
+                }
+            }
+        }
+        let Some(query) = query else {
+            return;
+        };
+        let prohibited = modifier == Modifier::Prohibited;
+        let required = match self.default_operator {
+            DefaultOperator::Or => {
+                modifier == Modifier::Required || (conjunction == Conjunction::And && !prohibited)
+            }
+            DefaultOperator::And => !prohibited && conjunction != Conjunction::Or,
+        };
+        let occur = if prohibited {
+            Occur::MustNot
+        } else if required {
+            Occur::Must
+        } else {
+            Occur::Should
+        };
+        clauses.push(Clause { occur, query });
+    }
+}
+
+/// An open parenthesis being parsed.
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    position: usize,
+    depth: usize,
+}
+
+fn lone_operator(token: &Token<'_>) -> QueryError {
+    QueryError::LoneOperator {
+        operator: token.raw.to_owned(),
+        position: token.start,
+    }
+}
+
+/// The clauses of a level as a [`BoolQuery`], keeping their order within each kind; `None`
+/// when there are none.
+fn into_query(clauses: Vec<Clause>) -> Option<Query> {
+    if clauses.is_empty() {
+        return None;
+    }
+    let mut bool_query = BoolQuery::default();
+    for Clause { occur, query } in clauses {
+        match occur {
+            Occur::Must => bool_query.must.push(query),
+            Occur::Should => bool_query.should.push(query),
+            Occur::MustNot => bool_query.must_not.push(query),
+        }
+    }
+    Some(Query::Bool(bool_query))
+}

@@ -1,0 +1,87 @@
+//! An open index: its committed segments and the collection statistics queries need.
+
+use std::path::Path;
+
+use crate::analyzer::{Analyzer, AnalyzerConfig};
+use crate::manifest::Manifest;
+use crate::segment::SegmentReader;
+use crate::IndexError;
+
+/// A committed index, open for queries. Immutable and `Send + Sync`: query threads share one.
+pub struct IndexReader {
+    segments: Vec<SegmentReader>,
+    analyzer: AnalyzerConfig,
+    /// Documents with at least one token (Lucene's `docCount` of the field).
+    doc_count: u64,
+    /// Documents, empty ones included.
+    max_doc: u64,
+    total_tokens: u64,
+}
+
+impl IndexReader {
+    /// Opens the index committed in `dir`.
+    pub fn open(dir: &Path) -> Result<IndexReader, IndexError> {
+        let manifest = Manifest::load(dir)?;
+        let segments = manifest
+            .segments
+            .iter()
+            .map(|meta| SegmentReader::open(dir, meta))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut doc_count = 0;
+        for segment in &segments {
+            for local in 0..segment.meta().documents() {
+                doc_count += u64::from(segment.doc_length(local).unwrap_or(0) > 0);
+            }
+        }
+        Ok(IndexReader {
+            max_doc: manifest.documents(),
+            total_tokens: manifest.segments.iter().map(|s| s.total_tokens).sum(),
+            analyzer: manifest.analyzer,
+            segments,
+            doc_count,
+        })
+    }
+
+    /// The segments.
+    pub fn segments(&self) -> &[SegmentReader] {
+        &self.segments
+    }
+
+    /// The analyzer the documents were indexed with (queries must use it).
+    pub fn analyzer(&self) -> Analyzer {
+        Analyzer::new(self.analyzer)
+    }
+
+    /// Documents with at least one token.
+    pub fn doc_count(&self) -> u64 {
+        self.doc_count
+    }
+
+    /// All documents.
+    pub fn max_doc(&self) -> u64 {
+        self.max_doc
+    }
+
+    /// Tokens in all documents.
+    pub fn total_tokens(&self) -> u64 {
+        self.total_tokens
+    }
+
+    /// Documents containing `term`, over all segments.
+    pub fn doc_freq(&self, term: &str) -> Result<u64, IndexError> {
+        let mut df = 0;
+        for segment in &self.segments {
+            if let Some(info) = segment.term(term)? {
+                df += u64::from(info.doc_freq);
+            }
+        }
+        Ok(df)
+    }
+
+    /// The segment holding global DID `doc`, and the document's local index there.
+    pub fn locate(&self, doc: u32) -> Option<(&SegmentReader, u32)> {
+        self.segments
+            .iter()
+            .find_map(|s| s.meta().docs.local(doc).map(|local| (s, local)))
+    }
+}

@@ -1,0 +1,18 @@
+//! Query evaluation: an open index, BM25 as Lucene computes it, cursors over compressed
+//! postings, exhaustive document-at-a-time evaluation of any query tree, and dynamic pruning
+//! (block-max MaxScore, block-max AND) for flat disjunctions and conjunctions, which must
+//! return exactly the top k the exhaustive evaluator returns.
+
+mod bm25;
+mod index_reader;
+mod node;
+mod pruned;
+mod searcher;
+mod term_cursor;
+mod top_k;
+
+pub use bm25::{length_to_norm, norm_to_length, Bm25, Norms, Scoring};
+pub use index_reader::IndexReader;
+pub use searcher::{SearchOptions, SearchResult, Searcher};
+pub use term_cursor::{TermCursor, NO_MORE_DOCS};
+pub use top_k::{Hit, TopK};

@@ -1,0 +1,228 @@
+//! Document-at-a-time evaluation of any query tree: each node is an iterator over matching
+//! DIDs in increasing order that can `advance` to a target and score its current document.
+//! This is the exhaustive evaluator (every match is visited); the pruned evaluators for flat
+//! conjunctions and disjunctions are in `pruned.rs`, and must agree with it.
+
+use super::bm25::Bm25;
+use super::term_cursor::{TermCursor, NO_MORE_DOCS};
+use crate::IndexError;
+
+/// A node of a compiled query.
+pub enum Node<'a> {
+    /// Matches nothing.
+    Empty,
+    /// One term.
+    Term(TermCursor<'a>),
+    /// Every child matches (children sorted rarest first).
+    And(Vec<Node<'a>>),
+    /// At least one child matches.
+    Or(Vec<Node<'a>>),
+    /// `required` matches; `optional` adds its score where it matches too.
+    ReqOpt(Box<Node<'a>>, Box<Node<'a>>),
+    /// `inner` matches and `excluded` does not.
+    Exclude(Box<Node<'a>>, Box<Node<'a>>),
+}
+
+impl<'a> Node<'a> {
+    /// A conjunction of `children` (simplified: empty if any child is, rarest first).
+    pub fn and(mut children: Vec<Node<'a>>) -> Node<'a> {
+        if children.is_empty() || children.iter().any(|c| matches!(c, Node::Empty)) {
+            return Node::Empty;
+        }
+        if children.len() == 1 {
+            return children.pop().expect("one");
+        }
+        children.sort_by_key(|c| c.cost());
+        Node::And(children)
+    }
+
+    /// A disjunction of `children` (empty children dropped).
+    pub fn or(children: Vec<Node<'a>>) -> Node<'a> {
+        let mut children: Vec<Node<'a>> = children
+            .into_iter()
+            .filter(|c| !matches!(c, Node::Empty))
+            .collect();
+        match children.len() {
+            0 => Node::Empty,
+            1 => children.pop().expect("one"),
+            _ => Node::Or(children),
+        }
+    }
+
+    /// `required` scored with `optional` added where it matches.
+    pub fn req_opt(required: Node<'a>, optional: Node<'a>) -> Node<'a> {
+        match (required, optional) {
+            (Node::Empty, _) => Node::Empty,
+            (required, Node::Empty) => required,
+            (required, optional) => Node::ReqOpt(Box::new(required), Box::new(optional)),
+        }
+    }
+
+    /// `inner` without the documents of `excluded`.
+    pub fn exclude(inner: Node<'a>, excluded: Node<'a>) -> Node<'a> {
+        match (inner, excluded) {
+            (Node::Empty, _) => Node::Empty,
+            (inner, Node::Empty) => inner,
+            (inner, excluded) => Node::Exclude(Box::new(inner), Box::new(excluded)),
+        }
+    }
+
+    /// An upper bound on the number of matches (to order conjunctions).
+    pub fn cost(&self) -> u64 {
+        match self {
+            Node::Empty => 0,
+            Node::Term(t) => u64::from(t.doc_freq()),
+            Node::And(c) => c.iter().map(Node::cost).min().unwrap_or(0),
+            Node::Or(c) => c.iter().map(Node::cost).sum(),
+            Node::ReqOpt(r, _) => r.cost(),
+            Node::Exclude(i, _) => i.cost(),
+        }
+    }
+
+    /// The current DID ([`NO_MORE_DOCS`] when exhausted). Valid after [`Node::start`].
+    pub fn doc(&self) -> u32 {
+        match self {
+            Node::Empty => NO_MORE_DOCS,
+            Node::Term(t) => t.doc(),
+            Node::And(c) => c[0].doc(),
+            Node::Or(c) => c.iter().map(Node::doc).min().unwrap_or(NO_MORE_DOCS),
+            Node::ReqOpt(r, _) => r.doc(),
+            Node::Exclude(i, _) => i.doc(),
+        }
+    }
+
+    /// Positions the node on its first match.
+    pub fn start(&mut self) -> Result<u32, IndexError> {
+        match self {
+            Node::Empty | Node::Term(_) => Ok(self.doc()),
+            Node::And(children) => {
+                for child in children.iter_mut() {
+                    child.start()?;
+                }
+                let target = children[0].doc();
+                self.align(target)
+            }
+            Node::Or(children) => {
+                for child in children.iter_mut() {
+                    child.start()?;
+                }
+                Ok(self.doc())
+            }
+            Node::ReqOpt(required, optional) => {
+                optional.start()?;
+                required.start()
+            }
+            Node::Exclude(inner, excluded) => {
+                excluded.start()?;
+                let doc = inner.start()?;
+                self.skip_excluded(doc)
+            }
+        }
+    }
+
+    /// Moves to the next match.
+    pub fn next_doc(&mut self) -> Result<u32, IndexError> {
+        let doc = self.doc();
+        if doc == NO_MORE_DOCS {
+            return Ok(NO_MORE_DOCS);
+        }
+        self.advance(doc + 1)
+    }
+
+    /// Moves to the first match at or after `target`.
+    pub fn advance(&mut self, target: u32) -> Result<u32, IndexError> {
+        match self {
+            Node::Empty => Ok(NO_MORE_DOCS),
+            Node::Term(t) => t.advance(target),
+            Node::And(_) => self.align(target),
+            Node::Or(children) => {
+                for child in children.iter_mut() {
+                    if child.doc() < target {
+                        child.advance(target)?;
+                    }
+                }
+                Ok(self.doc())
+            }
+            Node::ReqOpt(required, _) => required.advance(target),
+            Node::Exclude(inner, _) => {
+                let doc = inner.advance(target)?;
+                self.skip_excluded(doc)
+            }
+        }
+    }
+
+    /// For `And`: leapfrog until every child is on the same DID, at least `target`.
+    fn align(&mut self, target: u32) -> Result<u32, IndexError> {
+        let Node::And(children) = self else {
+            unreachable!("align is for conjunctions")
+        };
+        let mut candidate = children[0].advance(target)?;
+        'search: loop {
+            if candidate == NO_MORE_DOCS {
+                return Ok(NO_MORE_DOCS);
+            }
+            for i in 1..children.len() {
+                let doc = children[i].advance(candidate)?;
+                if doc > candidate {
+                    candidate = children[0].advance(doc)?;
+                    continue 'search;
+                }
+            }
+            return Ok(candidate);
+        }
+    }
+
+    /// For `Exclude`: from `doc`, moves past documents the excluded node matches.
+    fn skip_excluded(&mut self, mut doc: u32) -> Result<u32, IndexError> {
+        let Node::Exclude(inner, excluded) = self else {
+            unreachable!("skip_excluded is for exclusions")
+        };
+        while doc != NO_MORE_DOCS {
+            if excluded.doc() < doc {
+                excluded.advance(doc)?;
+            }
+            if excluded.doc() != doc {
+                return Ok(doc);
+            }
+            doc = inner.next_doc()?;
+        }
+        Ok(NO_MORE_DOCS)
+    }
+
+    /// Score of the current document (which the node matches).
+    pub fn score(&mut self, bm25: &Bm25) -> Result<f32, IndexError> {
+        match self {
+            Node::Empty => Ok(0.0),
+            Node::Term(t) => t.score(bm25),
+            Node::And(children) => {
+                let mut sum = 0f64;
+                for child in children.iter_mut() {
+                    sum += f64::from(child.score(bm25)?);
+                }
+                Ok(sum as f32)
+            }
+            Node::Or(children) => {
+                let doc = children.iter().map(Node::doc).min().unwrap_or(NO_MORE_DOCS);
+                let mut sum = 0f64;
+                for child in children.iter_mut() {
+                    if child.doc() == doc {
+                        sum += f64::from(child.score(bm25)?);
+                    }
+                }
+                Ok(sum as f32)
+            }
+            Node::ReqOpt(required, optional) => {
+                let doc = required.doc();
+                let mut score = required.score(bm25)?;
+                if optional.doc() < doc {
+                    optional.advance(doc)?;
+                }
+                if optional.doc() == doc {
+                    score += optional.score(bm25)?;
+                }
+                Ok(score)
+            }
+            Node::Exclude(inner, _) => inner.score(bm25),
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! Dynamic pruning for top-k: block-max MaxScore for disjunctions of terms, block-max AND for
+//! conjunctions of terms, both with optional excluded terms.
+//!
+//! Both use the skip entries' per-block bounds (maximum frequency, minimum length) to bound
+//! the score of every document in a window of DIDs without decoding it, and skip windows whose
+//! bound cannot beat the current k-th score. Skipping is conservative: a window is skipped only
+//! when its bound, widened by a relative margin that covers rounding, is strictly below the
+//! threshold. Scores of the documents that are evaluated are summed in query-clause order,
+//! exactly as the exhaustive evaluator sums them, so both return the same top k, to the bit.
+
+use std::collections::HashMap;
+
+use super::bm25::Bm25;
+use super::term_cursor::{TermCursor, NO_MORE_DOCS};
+use super::top_k::{Hit, TopK};
+use crate::query::Query;
+use crate::segment::SegmentReader;
+use crate::IndexError;
+
+/// Relative margin added to score bounds before comparing them with the threshold.
+const BOUND_MARGIN: f64 = 1e-6;
+
+/// Query shapes the pruned evaluators handle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    /// Documents with any of the terms (none of the excluded ones).
+    Or(Vec<String>, Vec<String>),
+    /// Documents with all of the terms (none of the excluded ones).
+    And(Vec<String>, Vec<String>),
+}
+
+impl Shape {
+    /// The shape of `query`, if it is a flat disjunction or conjunction of terms.
+    pub fn of(query: &Query) -> Option<Shape> {
+        let terms = |clauses: &[Query]| -> Option<Vec<String>> {
+            clauses
+                .iter()
+                .map(|c| match c {
+                    Query::Term(t) => Some(t.clone()),
+                    Query::Bool(_) => None,
+                })
+                .collect()
+        };
+        match query {
+            Query::Term(t) => Some(Shape::Or(vec![t.clone()], Vec::new())),
+            Query::Bool(b) => {
+                let excluded = terms(&b.must_not)?;
+                match (b.must.is_empty(), b.should.is_empty()) {
+                    (true, false) => Some(Shape::Or(terms(&b.should)?, excluded)),
+                    (false, true) => Some(Shape::And(terms(&b.must)?, excluded)),
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+/// A cursor with its clause position (scores are summed in clause order).
+struct Clause<'a> {
+    cursor: TermCursor<'a>,
+    position: usize,
+    max_score: f32,
+}
+
+fn open<'s>(
+    segment: &'s SegmentReader,
+    terms: &[String],
+    weights: &HashMap<String, f32>,
+) -> Result<Vec<Option<TermCursor<'s>>>, IndexError> {
+    terms
+        .iter()
+        .map(|term| {
+            segment.term(term)?.map_or(Ok(None), |info| {
+                TermCursor::new(segment, info, weights.get(term).copied().unwrap_or(0.0)).map(Some)
+            })
+        })
+        .collect()
+}
+
+/// Whether any excluded cursor holds `doc`.
+fn excluded(cursors: &mut [TermCursor<'_>], doc: u32) -> Result<bool, IndexError> {
+    for cursor in cursors {
+        if cursor.advance(doc)? == doc {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn can_beat(bound: f64, threshold: Option<f32>) -> bool {
+    threshold.is_none_or(|t| bound * (1.0 + BOUND_MARGIN) >= f64::from(t))
+}
+
+/// Sums clause scores in clause order, as the exhaustive evaluator does.
+fn sum_in_order(scores: &[Option<f32>]) -> f32 {
+    let mut sum = 0f64;
+    for s in scores.iter().flatten() {
+        sum += f64::from(*s);
+    }
+    sum as f32
+}
+
+/// Evaluates `shape` over `segment` into `top`. Returns the matches evaluated and whether
+/// that count is every match (nothing skipped).
+pub fn search(
+    segment: &SegmentReader,
+    shape: &Shape,
+    weights: &HashMap<String, f32>,
+    bm25: &Bm25,
+    top: &mut TopK,
+) -> Result<(u64, bool), IndexError> {
+    match shape {
+        Shape::Or(terms, not) => {
+            let mut exclusions: Vec<TermCursor> =
+                open(segment, not, weights)?.into_iter().flatten().collect();
+            let mut clauses = Vec::new();
+            for (position, cursor) in open(segment, terms, weights)?.into_iter().enumerate() {
+                if let Some(cursor) = cursor {
+                    let max_score = cursor.max_score(bm25)?;
+                    clauses.push(Clause {
+                        cursor,
+                        position,
+                        max_score,
+                    });
+                }
+            }
+            max_score(clauses, terms.len(), &mut exclusions, bm25, top)
+        }
+        Shape::And(terms, not) => {
+            let mut exclusions: Vec<TermCursor> =
+                open(segment, not, weights)?.into_iter().flatten().collect();
+            let mut clauses = Vec::new();
+            for (position, cursor) in open(segment, terms, weights)?.into_iter().enumerate() {
+                let Some(cursor) = cursor else {
+                    return Ok((0, true)); // a missing term: no document has them all
+                };
+                clauses.push(Clause {
+                    cursor,
+                    position,
+                    max_score: 0.0,
+                });
+            }
+            block_max_and(clauses, terms.len(), &mut exclusions, bm25, top)
+        }
+    }
+}
+
+/// Block-max MaxScore over a disjunction.
+fn max_score(
+    mut clauses: Vec<Clause<'_>>,
+    positions: usize,
+    exclusions: &mut [TermCursor<'_>],
+    bm25: &Bm25,
+    top: &mut TopK,
+) -> Result<(u64, bool), IndexError> {
+    // Ascending by maximum score; `prefix[i]` bounds the score from clauses 0..=i.
+    clauses.sort_by(|a, b| a.max_score.total_cmp(&b.max_score));
+    let mut prefix = Vec::with_capacity(clauses.len());
+    let mut sum = 0f64;
+    for c in &clauses {
+        sum += f64::from(c.max_score);
+        prefix.push(sum);
+    }
+    let mut scores = vec![None; positions];
+    let (mut evaluated, mut complete) = (0u64, true);
+    loop {
+        let threshold = top.threshold();
+        // Clauses 0..essential cannot reach the threshold on their own: only documents of the
+        // essential clauses are candidates.
+        let essential = prefix
+            .iter()
+            .position(|&p| can_beat(p, threshold))
+            .unwrap_or(clauses.len());
+        if essential == clauses.len() {
+            complete = false;
+            break;
+        }
+        if essential > 0 {
+            complete = false;
+        }
+        let doc = clauses[essential..]
+            .iter()
+            .map(|c| c.cursor.doc())
+            .min()
+            .unwrap_or(NO_MORE_DOCS);
+        if doc == NO_MORE_DOCS {
+            break;
+        }
+        // Block bound of the window [doc, up_to] over every clause.
+        if threshold.is_some() {
+            let mut up_to = NO_MORE_DOCS;
+            let mut bound = 0f64;
+            for c in clauses.iter_mut() {
+                if let Some((last, block_bound)) = c.cursor.shallow_advance(doc, bm25)? {
+                    up_to = up_to.min(last);
+                    bound += f64::from(block_bound);
+                }
+            }
+            if !can_beat(bound, threshold) {
+                complete = false;
+                let target = up_to.saturating_add(1);
+                for c in &mut clauses[essential..] {
+                    c.cursor.advance(target)?;
+                }
+                continue;
+            }
+        }
+        scores.iter_mut().for_each(|s| *s = None);
+        let mut score = 0f64;
+        for c in &mut clauses[essential..] {
+            if c.cursor.doc() == doc {
+                let s = c.cursor.score(bm25)?;
+                scores[c.position] = Some(s);
+                score += f64::from(s);
+            }
+        }
+        let mut dropped = false;
+        for i in (0..essential).rev() {
+            if !can_beat(score + prefix[i], threshold) {
+                dropped = true;
+                break;
+            }
+            let c = &mut clauses[i];
+            if c.cursor.advance(doc)? == doc {
+                let s = c.cursor.score(bm25)?;
+                scores[c.position] = Some(s);
+                score += f64::from(s);
+            }
+        }
+        if dropped {
+            complete = false;
+        } else if !excluded(exclusions, doc)? {
+            evaluated += 1;
+            top.push(Hit {
+                doc,
+                score: sum_in_order(&scores),
+            });
+        }
+        for c in &mut clauses[essential..] {
+            if c.cursor.doc() == doc {
+                c.cursor.next_doc()?;
+            }
+        }
+    }
+    Ok((evaluated, complete))
+}
+
+/// Block-max AND over a conjunction.
+fn block_max_and(
+    mut clauses: Vec<Clause<'_>>,
+    positions: usize,
+    exclusions: &mut [TermCursor<'_>],
+    bm25: &Bm25,
+    top: &mut TopK,
+) -> Result<(u64, bool), IndexError> {
+    clauses.sort_by_key(|c| c.cursor.doc_freq());
+    let mut scores = vec![None; positions];
+    let (mut evaluated, mut complete) = (0u64, true);
+    let mut target = 0u32;
+    'candidates: loop {
+        let threshold = top.threshold();
+        if threshold.is_some() {
+            // Skip windows whose summed block bounds cannot beat the threshold, before
+            // decoding anything in them.
+            let mut up_to = NO_MORE_DOCS;
+            let mut bound = 0f64;
+            let start = target.max(clauses[0].cursor.doc());
+            for c in clauses.iter_mut() {
+                match c.cursor.shallow_advance(start, bm25)? {
+                    Some((last, block_bound)) => {
+                        up_to = up_to.min(last);
+                        bound += f64::from(block_bound);
+                    }
+                    None => return Ok((evaluated, complete)),
+                }
+            }
+            if !can_beat(bound, threshold) {
+                complete = false;
+                if up_to == NO_MORE_DOCS {
+                    break;
+                }
+                target = up_to + 1;
+                continue;
+            }
+        }
+        // Leapfrog to the next DID every clause holds.
+        let mut doc = clauses[0].cursor.advance(target)?;
+        loop {
+            if doc == NO_MORE_DOCS {
+                break 'candidates;
+            }
+            let mut agreed = true;
+            for i in 1..clauses.len() {
+                let d = clauses[i].cursor.advance(doc)?;
+                if d > doc {
+                    doc = clauses[0].cursor.advance(d)?;
+                    agreed = false;
+                    break;
+                }
+            }
+            if agreed {
+                break;
+            }
+            if threshold.is_some() {
+                // Re-check the bounds at the new position.
+                target = doc;
+                continue 'candidates;
+            }
+        }
+        if !excluded(exclusions, doc)? {
+            for c in clauses.iter_mut() {
+                scores[c.position] = Some(c.cursor.score(bm25)?);
+            }
+            evaluated += 1;
+            top.push(Hit {
+                doc,
+                score: sum_in_order(&scores),
+            });
+        }
+        if doc == NO_MORE_DOCS - 1 {
+            break;
+        }
+        target = doc + 1;
+    }
+    Ok((evaluated, complete))
+}

@@ -1,0 +1,159 @@
+//! Running a query over an open index: compile the query tree into [`Node`]s per segment, then
+//! count, rank exhaustively, or rank with dynamic pruning where the query's shape allows it.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::bm25::{Bm25, Norms, Scoring};
+use super::index_reader::IndexReader;
+use super::node::Node;
+use super::pruned;
+use super::term_cursor::{TermCursor, NO_MORE_DOCS};
+use super::top_k::{Hit, TopK};
+use crate::query::Query;
+use crate::segment::SegmentReader;
+use crate::IndexError;
+
+/// How to evaluate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SearchOptions {
+    /// Hits to return (0: count only).
+    pub k: usize,
+    /// Count every match exactly (else `total_hits` is exact only when no pruning happened).
+    pub count: bool,
+    /// BM25 variant.
+    pub scoring: Scoring,
+    /// Document-length norms.
+    pub norms: Norms,
+    /// Allow dynamic pruning (block-max WAND/AND) when counting is not asked for.
+    pub pruning: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            k: 10,
+            count: false,
+            scoring: Scoring::Bm25,
+            norms: Norms::Lucene,
+            pruning: true,
+        }
+    }
+}
+
+/// A query's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResult {
+    /// Matching documents (exact when counted; else a lower bound when pruning skipped some).
+    pub total_hits: u64,
+    /// Whether `total_hits` is exact.
+    pub total_hits_exact: bool,
+    /// The best hits, best first.
+    pub hits: Vec<Hit>,
+}
+
+/// Evaluates queries over one index. Cheap to create; holds per-query state only.
+pub struct Searcher<'a> {
+    reader: &'a IndexReader,
+}
+
+impl<'a> Searcher<'a> {
+    /// A searcher over `reader`.
+    pub fn new(reader: &'a IndexReader) -> Searcher<'a> {
+        Searcher { reader }
+    }
+
+    /// The scorer for `options`.
+    pub fn bm25(&self, options: &SearchOptions) -> Bm25 {
+        Bm25::new(
+            options.scoring,
+            options.norms,
+            self.reader.doc_count(),
+            self.reader.total_tokens(),
+        )
+    }
+
+    /// Runs `query`.
+    pub fn search(
+        &self,
+        query: &Query,
+        options: &SearchOptions,
+    ) -> Result<SearchResult, IndexError> {
+        let bm25 = self.bm25(options);
+        let mut weights = HashMap::new();
+        for term in query.terms() {
+            let df = self.reader.doc_freq(term)?;
+            weights.insert(term.to_string(), bm25.idf(df));
+        }
+        let mut top = TopK::new(options.k);
+        let mut total = 0u64;
+        let mut exact = true;
+        for segment in self.reader.segments() {
+            if options.pruning && !options.count && options.k > 0 {
+                if let Some(shape) = pruned::Shape::of(query) {
+                    let (seen, complete) =
+                        pruned::search(segment, &shape, &weights, &bm25, &mut top)?;
+                    total += seen;
+                    exact &= complete;
+                    continue;
+                }
+            }
+            let mut node = compile(segment, query, &weights)?;
+            let mut doc = node.start()?;
+            if options.k == 0 {
+                while doc != NO_MORE_DOCS {
+                    total += 1;
+                    doc = node.next_doc()?;
+                }
+            } else {
+                while doc != NO_MORE_DOCS {
+                    total += 1;
+                    let score = node.score(&bm25)?;
+                    top.push(Hit { doc, score });
+                    doc = node.next_doc()?;
+                }
+            }
+        }
+        Ok(SearchResult {
+            total_hits: total,
+            total_hits_exact: exact,
+            hits: top.into_sorted(),
+        })
+    }
+}
+
+/// Compiles `query` into a node over `segment`.
+pub(crate) fn compile<'s>(
+    segment: &'s SegmentReader,
+    query: &Query,
+    weights: &HashMap<String, f32>,
+) -> Result<Node<'s>, IndexError> {
+    Ok(match query {
+        Query::Term(term) => match segment.term(term)? {
+            Some(info) => Node::Term(TermCursor::new(
+                segment,
+                info,
+                weights.get(term).copied().unwrap_or(0.0),
+            )?),
+            None => Node::Empty,
+        },
+        Query::Bool(b) => {
+            let compile_all = |clauses: &[Query]| {
+                clauses
+                    .iter()
+                    .map(|c| compile(segment, c, weights))
+                    .collect::<Result<Vec<_>, _>>()
+            };
+            let must = compile_all(&b.must)?;
+            let should = compile_all(&b.should)?;
+            let must_not = compile_all(&b.must_not)?;
+            let node = if b.must.is_empty() {
+                Node::or(should)
+            } else {
+                Node::req_opt(Node::and(must), Node::or(should))
+            };
+            Node::exclude(node, Node::or(must_not))
+        }
+    })
+}

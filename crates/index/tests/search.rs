@@ -1,0 +1,288 @@
+//! Query evaluation against an exhaustive reference, on random small indices: every match is
+//! found (and nothing else), scores agree with a plain BM25 computation, counting agrees, and
+//! pruned top-k evaluation returns exactly the exhaustive top k (documents, order, scores).
+
+use std::collections::{BTreeMap, HashMap};
+
+use apcache_index::indexer::{build_index_from_documents, IndexOptions};
+use apcache_index::ingest::Document;
+use apcache_index::query::{BoolQuery, Query};
+use apcache_index::search::{Bm25, Hit, IndexReader, Norms, Scoring, SearchOptions, Searcher};
+use proptest::prelude::*;
+
+/// Words with skewed frequencies (word i appears with probability about 1/(i+1)).
+const VOCABULARY: [&str; 10] = [
+    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+];
+
+fn documents(seed: u64, count: usize) -> Vec<Document> {
+    let mut state = seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..count)
+        .map(|id| {
+            let length = 1 + (next() % 40) as usize;
+            let words: Vec<&str> = (0..length)
+                .map(|_| {
+                    let r = next() % 1000;
+                    // Harmonic-ish skew: small indices are frequent.
+                    let i = (VOCABULARY.len() as u64 * r * r / 1_000_000) as usize;
+                    VOCABULARY[i.min(VOCABULARY.len() - 1)]
+                })
+                .collect();
+            Document {
+                id: Some(id.to_string()),
+                title: String::new(),
+                body: words.join(" "),
+            }
+        })
+        .collect()
+}
+
+/// Term frequencies per document (the reference inversion).
+fn term_freqs(docs: &[Document]) -> Vec<HashMap<String, u32>> {
+    docs.iter()
+        .map(|d| {
+            let mut tf = HashMap::new();
+            for w in d.body.split(' ').filter(|w| !w.is_empty()) {
+                *tf.entry(w.to_string()).or_insert(0) += 1;
+            }
+            tf
+        })
+        .collect()
+}
+
+/// The reference score of `query` for a document, with the evaluator's summation rules:
+/// conjunctions and disjunctions sum clause scores in f64 and round once; a required part
+/// plus an optional part add in f32.
+fn reference_score(
+    query: &Query,
+    tf: &HashMap<String, u32>,
+    length: u32,
+    bm25: &Bm25,
+    idf: &HashMap<String, f32>,
+) -> Option<f32> {
+    let has = |t: &str| tf.contains_key(t);
+    if !query.matches(&has) {
+        return None;
+    }
+    Some(match query {
+        Query::Term(t) => bm25.score(idf[t], tf[t], length),
+        Query::Bool(b) => {
+            let sum = |clauses: &[Query]| -> (f32, bool) {
+                let mut s = 0f64;
+                let mut any = false;
+                for c in clauses {
+                    if let Some(x) = reference_score(c, tf, length, bm25, idf) {
+                        s += f64::from(x);
+                        any = true;
+                    }
+                }
+                (s as f32, any)
+            };
+            if b.must.is_empty() {
+                sum(&b.should).0
+            } else {
+                let required = if b.must.len() == 1 {
+                    reference_score(&b.must[0], tf, length, bm25, idf).expect("matches")
+                } else {
+                    sum(&b.must).0
+                };
+                let (optional, any) = if b.should.len() == 1 {
+                    match reference_score(&b.should[0], tf, length, bm25, idf) {
+                        Some(x) => (x, true),
+                        None => (0.0, false),
+                    }
+                } else {
+                    sum(&b.should)
+                };
+                if any {
+                    required + optional
+                } else {
+                    required
+                }
+            }
+        }
+    })
+}
+
+fn term() -> impl Strategy<Value = Query> {
+    // Mostly vocabulary words, sometimes a word no document has.
+    (0..VOCABULARY.len() + 1)
+        .prop_map(|i| Query::Term(VOCABULARY.get(i).copied().unwrap_or("zulu").to_string()))
+}
+
+fn query() -> impl Strategy<Value = Query> {
+    term().prop_recursive(3, 12, 4, |inner| {
+        (
+            proptest::collection::vec(inner.clone(), 0..3),
+            proptest::collection::vec(inner.clone(), 0..4),
+            proptest::collection::vec(inner, 0..2),
+        )
+            .prop_map(|(must, should, must_not)| {
+                Query::Bool(BoolQuery {
+                    must,
+                    should,
+                    must_not,
+                })
+            })
+    })
+}
+
+/// Flat disjunctions and conjunctions of terms, which the pruned evaluators take.
+fn flat_query() -> impl Strategy<Value = Query> {
+    (
+        any::<bool>(),
+        proptest::collection::vec(term(), 1..5),
+        proptest::collection::vec(term(), 0..2),
+    )
+        .prop_map(|(conjunction, terms, not)| {
+            let (must, should) = if conjunction {
+                (terms, Vec::new())
+            } else {
+                (Vec::new(), terms)
+            };
+            Query::Bool(BoolQuery {
+                must,
+                should,
+                must_not: not,
+            })
+        })
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    reader: IndexReader,
+    tfs: Vec<HashMap<String, u32>>,
+    lengths: Vec<u32>,
+}
+
+fn fixture(seed: u64, count: usize, merge: bool) -> Fixture {
+    let docs = documents(seed, count);
+    let dir = tempfile::tempdir().unwrap();
+    let options = IndexOptions {
+        batch_docs: 37,
+        memory_budget: if merge { 64 << 20 } else { 256 << 10 },
+        merge,
+        ..IndexOptions::default()
+    };
+    build_index_from_documents(&docs, dir.path(), &options, |_, _| {}).unwrap();
+    let reader = IndexReader::open(dir.path()).unwrap();
+    let tfs = term_freqs(&docs);
+    let lengths = tfs.iter().map(|tf| tf.values().sum()).collect();
+    Fixture {
+        _dir: dir,
+        reader,
+        tfs,
+        lengths,
+    }
+}
+
+fn reference(f: &Fixture, query: &Query, options: &SearchOptions) -> BTreeMap<u32, f32> {
+    let bm25 = Searcher::new(&f.reader).bm25(options);
+    let mut idf = HashMap::new();
+    for t in query.terms() {
+        idf.insert(t.to_string(), bm25.idf(f.reader.doc_freq(t).unwrap()));
+    }
+    f.tfs
+        .iter()
+        .enumerate()
+        .filter_map(|(doc, tf)| {
+            reference_score(query, tf, f.lengths[doc], &bm25, &idf).map(|s| (doc as u32, s))
+        })
+        .collect()
+}
+
+fn check_exhaustive(f: &Fixture, query: &Query, norms: Norms, scoring: Scoring) {
+    let options = SearchOptions {
+        k: usize::MAX >> 1,
+        count: true,
+        pruning: false,
+        norms,
+        scoring,
+    };
+    let want = reference(f, query, &options);
+    let got = Searcher::new(&f.reader).search(query, &options).unwrap();
+    assert_eq!(got.total_hits as usize, want.len(), "{query}: count");
+    let got_map: BTreeMap<u32, f32> = got.hits.iter().map(|h| (h.doc, h.score)).collect();
+    assert_eq!(
+        got_map.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "{query}: matching documents"
+    );
+    for (doc, score) in &want {
+        let g = got_map[doc];
+        assert!(
+            (g - score).abs() <= 1e-6 * score.abs().max(1.0),
+            "{query}: doc {doc} scored {g}, reference {score}"
+        );
+    }
+    let counted = Searcher::new(&f.reader)
+        .search(query, &SearchOptions { k: 0, ..options })
+        .unwrap();
+    assert_eq!(
+        counted.total_hits as usize,
+        want.len(),
+        "{query}: count only"
+    );
+}
+
+fn check_pruned(f: &Fixture, query: &Query, k: usize) {
+    let exhaustive = SearchOptions {
+        k,
+        count: true,
+        pruning: false,
+        ..SearchOptions::default()
+    };
+    let pruned = SearchOptions {
+        count: false,
+        pruning: true,
+        ..exhaustive
+    };
+    let want = Searcher::new(&f.reader).search(query, &exhaustive).unwrap();
+    let got = Searcher::new(&f.reader).search(query, &pruned).unwrap();
+    let bits = |hits: &[Hit]| -> Vec<(u32, u32)> {
+        hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
+    };
+    assert_eq!(bits(&got.hits), bits(&want.hits), "{query}, k={k}");
+    assert!(got.total_hits <= want.total_hits);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn exhaustive_evaluation_equals_the_reference(
+        seed in any::<u64>(),
+        merge in any::<bool>(),
+        queries in proptest::collection::vec(query(), 1..12),
+    ) {
+        let f = fixture(seed, 700, merge);
+        for (i, q) in queries.iter().enumerate() {
+            let (norms, scoring) = match i % 3 {
+                0 => (Norms::Lucene, Scoring::Bm25),
+                1 => (Norms::Exact, Scoring::Bm25),
+                _ => (Norms::Lucene, Scoring::Bm25Fixed),
+            };
+            check_exhaustive(&f, q, norms, scoring);
+        }
+    }
+
+    #[test]
+    fn pruned_top_k_equals_exhaustive_top_k(
+        seed in any::<u64>(),
+        merge in any::<bool>(),
+        queries in proptest::collection::vec(flat_query(), 1..10),
+    ) {
+        let f = fixture(seed, 2000, merge);
+        for q in &queries {
+            for k in [1, 3, 10, 100] {
+                check_pruned(&f, q, k);
+            }
+        }
+    }
+}
