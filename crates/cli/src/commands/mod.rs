@@ -4,6 +4,8 @@ mod bench;
 mod check;
 mod index;
 mod merge;
+mod search;
+mod serve_stdin;
 mod stats;
 
 use clap::Subcommand;
@@ -13,6 +15,10 @@ use clap::Subcommand;
 pub enum Command {
     /// Build an index from documents.
     Index(index::IndexArgs),
+    /// Run a query and show the ranked results.
+    Search(search::SearchArgs),
+    /// Answer `COMMAND<TAB>query` lines (the search-benchmark-game protocol).
+    ServeStdin(serve_stdin::ServeStdinArgs),
     /// Merge every segment of an index into one.
     Merge(merge::MergeArgs),
     /// Verify every checksum and structural invariant of an index (exit 1 on any problem).
@@ -28,6 +34,8 @@ pub enum Command {
 pub fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Index(args) => index::run(args),
+        Command::Search(args) => search::run(args),
+        Command::ServeStdin(args) => serve_stdin::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Check(args) => check::run(args),
         Command::Stats(args) => stats::run(args),

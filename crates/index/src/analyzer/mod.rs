@@ -23,11 +23,10 @@
 //!
 //! # Where apcache and Lucene still differ
 //!
-//! - Lucene emits emoji as tokens; apcache keeps only segments with a letter or digit, so emoji
-//!   are dropped. Conversely a segment whose only alphanumeric character is a number such as
-//!   `²` is kept by apcache and dropped by Lucene.
-//! - Lucene keeps runs of Thai, Lao, Khmer and Myanmar letters together as one token; UAX #29
-//!   (and so apcache) splits them into single characters.
+//! Like Lucene, apcache keeps emoji and other pictographs (`♭`, `™`) as tokens, drops "other
+//! numbers" (`²`, `½`), and keeps runs of Thai, Lao, Khmer and Myanmar letters together as one
+//! token (see `word_class.rs`). Still different:
+//!
 //! - Lucene chops a long token at 255 UTF-16 code units and starts a fresh scan there; apcache
 //!   chops at 255 characters. Both agree on ASCII.
 //! - The two implement different Unicode versions, so recently added characters may differ.
@@ -39,6 +38,7 @@ mod config;
 mod pipeline;
 mod stop_words;
 mod tokenizer;
+mod word_class;
 
 pub use config::{AnalyzerConfig, Stemming, StopWords};
 pub use pipeline::Analyzer;

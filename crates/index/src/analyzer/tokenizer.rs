@@ -14,6 +14,7 @@
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::ascii_words::for_each_ascii_word;
+use super::word_class;
 
 /// The longest token, in characters; longer words are chopped into pieces of this length, as
 /// Lucene's `StandardTokenizer` does with its default `maxTokenLength` of 255.
@@ -40,8 +41,33 @@ pub(super) fn for_each_word<'t>(text: &'t str, mut emit: impl FnMut(&'t str)) {
         // `start` and `end` are each 0, the end, or the index of an ASCII byte, so they are
         // character boundaries.
         for_each_ascii_word(&text[pos..start], &mut emit);
-        text[start..end].unicode_words().for_each(&mut emit);
+        for_each_unicode_word(&text[start..end], &mut emit);
         pos = end;
+    }
+}
+
+/// The tokens of `text` by the full UAX #29 segmenter, kept as Lucene keeps them
+/// ([`word_class`]): runs of South-East Asian segments join into one token.
+fn for_each_unicode_word<'t>(text: &'t str, emit: &mut impl FnMut(&'t str)) {
+    // A pending run of South-East Asian segments: its byte range in `text`.
+    let mut run: Option<(usize, usize)> = None;
+    let mut at = 0;
+    for segment in text.split_word_bounds() {
+        let start = at;
+        at += segment.len();
+        if segment.chars().all(word_class::is_southeast_asian) {
+            run = Some(run.map_or((start, at), |(s, _)| (s, at)));
+            continue;
+        }
+        if let Some((s, e)) = run.take() {
+            emit(&text[s..e]);
+        }
+        if word_class::is_token(segment) {
+            emit(segment);
+        }
+    }
+    if let Some((s, e)) = run {
+        emit(&text[s..e]);
     }
 }
 
@@ -83,12 +109,12 @@ mod tests {
         words
     }
 
-    /// The definition: every UAX #29 segment that contains a letter or digit, computed by the
-    /// general segmenter on the whole text (`split_word_bounds` never takes an ASCII shortcut).
+    /// The definition: the UAX #29 segments Lucene keeps (South-East Asian runs joined),
+    /// computed by the general segmenter on the whole text, without the ASCII shortcut.
     fn reference_words(text: &str) -> Vec<&str> {
-        text.split_word_bounds()
-            .filter(|segment| segment.chars().any(char::is_alphanumeric))
-            .collect()
+        let mut words = Vec::new();
+        for_each_unicode_word(text, &mut |w| words.push(w));
+        words
     }
 
     fn ascii_words(text: &str) -> Vec<&str> {
@@ -220,6 +246,13 @@ mod tests {
     #[test]
     fn text_without_words_has_no_tokens() {
         assert!(words("").is_empty());
-        assert!(words(" -- ... \u{1f44d} \u{3000}").is_empty());
+        assert!(words(" -- ... \u{b2} \u{3000}").is_empty());
+        // Lucene keeps emoji and other pictographs as tokens.
+        assert_eq!(
+            words("ok \u{1f44d} \u{266d}"),
+            ["ok", "\u{1f44d}", "\u{266d}"]
+        );
+        // and runs of Thai letters as one token.
+        assert_eq!(words("ภาษาไทย test"), ["ภาษาไทย", "test"]);
     }
 }

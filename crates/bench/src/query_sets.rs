@@ -1,0 +1,116 @@
+//! The real query sets of `../shared/queries`: luceneutil task files (`Class: query # notes`)
+//! and the search-benchmark-game's JSON lines (`{"query": .., "tags": [..]}`).
+
+use std::path::{Path, PathBuf};
+
+/// One query with the class it is measured in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuerySpec {
+    /// The task class (`HighTerm`, `AndHighMed`, ...) or the benchmark-game's first tag
+    /// (`term`, `union`, `intersection`, ...).
+    pub class: String,
+    /// The query text, in Lucene syntax.
+    pub text: String,
+}
+
+/// The directory `shared/` beside the repository (where `../shared` points from its root).
+pub fn shared_dir() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    [root.join("../shared"), PathBuf::from("/work/shared")]
+        .into_iter()
+        .find(|p| p.join("queries").is_dir())
+}
+
+/// Queries of the luceneutil task file `path` in the given classes, at most `per_class` of
+/// each (the first ones, in file order), distinct within a class.
+pub fn luceneutil_tasks(
+    path: &Path,
+    classes: &[&str],
+    per_class: usize,
+) -> std::io::Result<Vec<QuerySpec>> {
+    let text = std::fs::read_to_string(path)?;
+    let mut out: Vec<QuerySpec> = Vec::new();
+    for line in text.lines() {
+        let Some((class, rest)) = line.split_once(':') else {
+            continue;
+        };
+        if line.starts_with('#') || !classes.contains(&class.trim()) {
+            continue;
+        }
+        let query = rest.split(" #").next().unwrap_or("").trim();
+        let class = class.trim();
+        let taken = out.iter().filter(|q| q.class == class).count();
+        if query.is_empty()
+            || taken >= per_class
+            || out.iter().any(|q| q.class == class && q.text == query)
+        {
+            continue;
+        }
+        out.push(QuerySpec {
+            class: class.to_string(),
+            text: query.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Queries of the search-benchmark-game file `path` whose first tag is one of `tags`, at most
+/// `limit` per tag.
+pub fn search_benchmark_game(
+    path: &Path,
+    tags: &[&str],
+    limit: usize,
+) -> std::io::Result<Vec<QuerySpec>> {
+    let text = std::fs::read_to_string(path)?;
+    let mut out: Vec<QuerySpec> = Vec::new();
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let (Some(query), Some(tag)) = (value["query"].as_str(), value["tags"][0].as_str()) else {
+            continue;
+        };
+        if tags.contains(&tag) && out.iter().filter(|q| q.class == tag).count() < limit {
+            out.push(QuerySpec {
+                class: tag.to_string(),
+                text: query.to_string(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_both_formats() {
+        let dir = std::env::temp_dir().join(format!("apcache-qs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let tasks = dir.join("t.tasks");
+        std::fs::write(
+            &tasks,
+            "# comment\nHighTerm: the # freq=1\nAndHighHigh: +of +s # f\nHighTerm: of\nHighTerm: the\nPrefix3: sta*\n",
+        )
+        .unwrap();
+        let q = luceneutil_tasks(&tasks, &["HighTerm", "AndHighHigh"], 5).unwrap();
+        let texts: Vec<&str> = q.iter().map(|q| q.text.as_str()).collect();
+        assert_eq!(texts, vec!["the", "+of +s", "of"]);
+        let sbg = dir.join("q.jsonl");
+        std::fs::write(
+            &sbg,
+            "{\"query\": \"the\", \"tags\": [\"term\"]}\n{\"query\": \"a b\", \"tags\": [\"union\", \"global\"]}\nbad\n",
+        )
+        .unwrap();
+        let q = search_benchmark_game(&sbg, &["union"], 10).unwrap();
+        assert_eq!(
+            q,
+            vec![QuerySpec {
+                class: "union".into(),
+                text: "a b".into()
+            }]
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
