@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, HashMap};
 use apcache_index::indexer::{build_index_from_documents, IndexOptions};
 use apcache_index::ingest::Document;
 use apcache_index::query::{BoolQuery, Query};
-use apcache_index::search::{Bm25, Hit, IndexReader, Norms, Scoring, SearchOptions, Searcher};
+use apcache_index::search::{
+    Bm25, Hit, IndexReader, LoadMode, Norms, Scoring, SearchOptions, Searcher,
+};
 use proptest::prelude::*;
 
 /// Words with skewed frequencies (word i appears with probability about 1/(i+1)).
@@ -157,6 +159,8 @@ fn flat_query() -> impl Strategy<Value = Query> {
 struct Fixture {
     _dir: tempfile::TempDir,
     reader: IndexReader,
+    /// The same index loaded "uncompressed direct".
+    direct: IndexReader,
     tfs: Vec<HashMap<String, u32>>,
     lengths: Vec<u32>,
 }
@@ -172,11 +176,13 @@ fn fixture(seed: u64, count: usize, merge: bool) -> Fixture {
     };
     build_index_from_documents(&docs, dir.path(), &options, |_, _| {}).unwrap();
     let reader = IndexReader::open(dir.path()).unwrap();
+    let direct = IndexReader::open_with(dir.path(), LoadMode::Direct).unwrap();
     let tfs = term_freqs(&docs);
     let lengths = tfs.iter().map(|tf| tf.values().sum()).collect();
     Fixture {
         _dir: dir,
         reader,
+        direct,
         tfs,
         lengths,
     }
@@ -250,6 +256,12 @@ fn check_pruned(f: &Fixture, query: &Query, k: usize) {
     };
     assert_eq!(bits(&got.hits), bits(&want.hits), "{query}, k={k}");
     assert!(got.total_hits <= want.total_hits);
+    let direct = Searcher::new(&f.direct).search(query, &pruned).unwrap();
+    assert_eq!(
+        bits(&direct.hits),
+        bits(&want.hits),
+        "{query}, k={k}, direct"
+    );
 }
 
 proptest! {

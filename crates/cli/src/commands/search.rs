@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use apcache_index::query::{parse_query, DefaultOperator};
-use apcache_index::search::{IndexReader, Norms, Scoring, SearchOptions, Searcher};
+use apcache_index::search::{IndexReader, LoadMode, Norms, Scoring, SearchOptions, Searcher};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
@@ -51,9 +51,31 @@ pub struct QueryArgs {
     /// Evaluate exhaustively (no block-max pruning).
     #[arg(long)]
     pub no_pruning: bool,
+    /// How to read the index: `mmap` (compressed, decoded per query) or `direct` (every list
+    /// decoded into memory at open time).
+    #[arg(long, value_enum, default_value = "mmap")]
+    pub load: LoadArg,
+}
+
+/// Load choices.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LoadArg {
+    /// Memory-mapped compressed postings.
+    Mmap,
+    /// Uncompressed postings in process memory.
+    Direct,
 }
 
 impl QueryArgs {
+    /// Opens the index in `dir` as `--load` says.
+    pub fn open(&self, dir: &std::path::Path) -> anyhow::Result<IndexReader> {
+        let mode = match self.load {
+            LoadArg::Mmap => LoadMode::Mmap,
+            LoadArg::Direct => LoadMode::Direct,
+        };
+        IndexReader::open_with(dir, mode).with_context(|| format!("cannot open {}", dir.display()))
+    }
+
     /// The default operator.
     pub fn default_operator(&self) -> DefaultOperator {
         match self.default_op {
@@ -114,8 +136,7 @@ fn snippet(body: &str, max: usize) -> String {
 
 /// Runs `apcache search`.
 pub fn run(args: SearchArgs) -> anyhow::Result<()> {
-    let reader = IndexReader::open(&args.dir)
-        .with_context(|| format!("cannot open {}", args.dir.display()))?;
+    let reader = args.query_args.open(&args.dir)?;
     let started = Instant::now();
     let query = parse_query(
         &args.query,

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use apcache_index::query::parse_query;
-use apcache_index::search::{IndexReader, Searcher};
+use apcache_index::search::Searcher;
 use clap::Args;
 
 use super::search::QueryArgs;
@@ -42,8 +42,7 @@ fn command(name: &str) -> Option<(usize, bool)> {
 
 /// Runs `apcache serve-stdin`.
 pub fn run(args: ServeStdinArgs) -> anyhow::Result<()> {
-    let reader = IndexReader::open(&args.dir)
-        .with_context(|| format!("cannot open {}", args.dir.display()))?;
+    let reader = args.query_args.open(&args.dir)?;
     let analyzer = reader.analyzer();
     let searcher = Searcher::new(&reader);
     let stdin = std::io::stdin();

@@ -18,15 +18,35 @@ pub struct IndexReader {
     total_tokens: u64,
 }
 
+/// How an index is read at query time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoadMode {
+    /// Compressed blocks through mmap, decoded as queries need them.
+    #[default]
+    Mmap,
+    /// Every list decoded into process memory at open time ("uncompressed direct").
+    Direct,
+}
+
 impl IndexReader {
-    /// Opens the index committed in `dir`.
+    /// Opens the index committed in `dir`, memory-mapped.
     pub fn open(dir: &Path) -> Result<IndexReader, IndexError> {
+        IndexReader::open_with(dir, LoadMode::Mmap)
+    }
+
+    /// Opens the index committed in `dir`, read as `mode` says.
+    pub fn open_with(dir: &Path, mode: LoadMode) -> Result<IndexReader, IndexError> {
         let manifest = Manifest::load(dir)?;
-        let segments = manifest
+        let mut segments = manifest
             .segments
             .iter()
             .map(|meta| SegmentReader::open(dir, meta))
             .collect::<Result<Vec<_>, _>>()?;
+        if mode == LoadMode::Direct {
+            for segment in &mut segments {
+                segment.load_direct()?;
+            }
+        }
         let mut doc_count = 0;
         for segment in &segments {
             for local in 0..segment.meta().documents() {

@@ -12,7 +12,7 @@ mod term_cursor;
 mod top_k;
 
 pub use bm25::{length_to_norm, norm_to_length, Bm25, Norms, Scoring};
-pub use index_reader::IndexReader;
+pub use index_reader::{IndexReader, LoadMode};
 pub use searcher::{SearchOptions, SearchResult, Searcher};
 pub use term_cursor::{TermCursor, NO_MORE_DOCS};
 pub use top_k::{Hit, TopK};

@@ -36,6 +36,8 @@ pub struct TermCursor<'a> {
     /// Shallow position: the block whose bound [`TermCursor::block_max_score`] reports.
     shallow: usize,
     shallow_entry: SkipEntry,
+    /// The decoded list, when the segment was loaded direct.
+    direct: Option<(&'a [u32], &'a [u32])>,
 }
 
 impl<'a> TermCursor<'a> {
@@ -65,6 +67,7 @@ impl<'a> TermCursor<'a> {
             freqs: Box::new([0; BLOCK_LEN]),
             shallow: 0,
             shallow_entry: entry,
+            direct: segment.direct().and_then(|d| d.list(&info)),
         };
         cursor.decode_docs()?;
         cursor.doc = cursor.docs[0];
@@ -88,6 +91,13 @@ impl<'a> TermCursor<'a> {
     }
 
     fn decode_docs(&mut self) -> Result<(), IndexError> {
+        if let Some((docs, _)) = self.direct {
+            let start = self.block * BLOCK_LEN;
+            self.docs[..self.len].copy_from_slice(&docs[start..start + self.len]);
+            self.docs_decoded = true;
+            self.freqs_decoded = false;
+            return Ok(());
+        }
         let at = self.entry.docs_offset as usize;
         let input = self.bytes.get(at..).ok_or_else(|| self.corrupt())?;
         self.segment
@@ -103,6 +113,12 @@ impl<'a> TermCursor<'a> {
     }
 
     fn decode_freqs(&mut self) -> Result<(), IndexError> {
+        if let Some((_, freqs)) = self.direct {
+            let start = self.block * BLOCK_LEN;
+            self.freqs[..self.len].copy_from_slice(&freqs[start..start + self.len]);
+            self.freqs_decoded = true;
+            return Ok(());
+        }
         let at = self.entry.freqs_offset as usize;
         let input = self.bytes.get(at..).ok_or_else(|| self.corrupt())?;
         self.segment

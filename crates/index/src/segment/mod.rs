@@ -1,5 +1,6 @@
 //! Segments: immutable sets of documents with their own dictionary, postings, norms and store.
 
+mod direct;
 mod doc_map;
 mod meta;
 mod reader;
@@ -7,6 +8,7 @@ mod store;
 mod term_encoder;
 mod writer;
 
+pub use direct::DirectPostings;
 pub use doc_map::DocMap;
 pub use meta::{FileMeta, SegmentMeta};
 pub use reader::SegmentReader;

@@ -8,7 +8,7 @@ use apcache_codec::{codec_by_name, BlockCodec, BLOCK_LEN};
 use memmap2::Mmap;
 
 use super::store::StoreReader;
-use super::{SegmentMeta, StoredDocument};
+use super::{DirectPostings, SegmentMeta, StoredDocument};
 use crate::format::{FileKind, FramedFile, SkipEntry, TermInfo, HEADER_LEN};
 use crate::IndexError;
 
@@ -42,6 +42,8 @@ pub struct SegmentReader {
     postings: MappedBody,
     norms: MappedBody,
     store: MappedBody,
+    /// Decoded postings, when loaded with [`SegmentReader::load_direct`].
+    direct: Option<DirectPostings>,
 }
 
 fn map_file(dir: &Path, meta: &SegmentMeta, kind: FileKind) -> Result<MappedBody, IndexError> {
@@ -101,6 +103,7 @@ impl SegmentReader {
             postings: map_file(dir, meta, FileKind::Postings)?,
             norms: map_file(dir, meta, FileKind::Norms)?,
             store: map_file(dir, meta, FileKind::Store)?,
+            direct: None,
             meta: meta.clone(),
         };
         if reader.term_infos.as_ref().len() as u64 != meta.terms * TermInfo::LEN as u64 {
@@ -141,6 +144,17 @@ impl SegmentReader {
     /// The segment's manifest entry.
     pub fn meta(&self) -> &SegmentMeta {
         &self.meta
+    }
+
+    /// Decodes every posting list into memory; cursors read them from there from now on.
+    pub fn load_direct(&mut self) -> Result<(), IndexError> {
+        self.direct = Some(DirectPostings::load(self)?);
+        Ok(())
+    }
+
+    /// The decoded postings, if loaded.
+    pub fn direct(&self) -> Option<&DirectPostings> {
+        self.direct.as_ref()
     }
 
     /// The codec of the segment's blocks.
