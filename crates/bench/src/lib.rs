@@ -6,5 +6,6 @@ pub mod codec_bench;
 pub mod index_bench;
 pub mod peers;
 pub mod posting_lists;
+pub mod query_bench;
 pub mod query_sets;
 pub mod stats;

@@ -20,6 +20,40 @@ pub enum BenchCommand {
     Codecs(CodecsArgs),
     /// Indexing throughput of apcache beside tantivy 0.27, same documents, same tokens.
     Index(IndexBenchArgs),
+    /// Query latency of apcache beside tantivy 0.27 and Lucene 9.12, same documents and queries.
+    Peers(PeersArgs),
+}
+
+/// Options of `apcache bench peers`.
+#[derive(Debug, Args)]
+pub struct PeersArgs {
+    /// Input documents. Default: the bundled sample.
+    #[arg(long = "input", short = 'i')]
+    inputs: Vec<PathBuf>,
+    /// Read at most this many documents.
+    #[arg(long, default_value_t = usize::MAX)]
+    docs: usize,
+    /// Queries per luceneutil class (HighTerm, MedTerm, LowTerm, AndHigh*, OrHigh*).
+    #[arg(long, default_value_t = 20)]
+    per_class: usize,
+    /// Timed rounds.
+    #[arg(long, default_value_t = 10)]
+    rounds: usize,
+    /// Untimed rounds before.
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// The lucene-peer jar (default: tools/lucene-peer/target/lucene-peer.jar, if built).
+    #[arg(long)]
+    lucene_jar: Option<PathBuf>,
+    /// Leave Lucene out.
+    #[arg(long)]
+    no_lucene: bool,
+    /// Read apcache's index decoded into memory (`direct`) instead of through mmap.
+    #[arg(long)]
+    direct: bool,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Options of `apcache bench index`.
@@ -80,7 +114,86 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
     match command {
         BenchCommand::Codecs(args) => codecs(args),
         BenchCommand::Index(args) => index(args),
+        BenchCommand::Peers(args) => peers(args),
     }
+}
+
+fn peers(args: PeersArgs) -> anyhow::Result<()> {
+    use apcache_bench::query_bench::{self, QueryBenchConfig};
+    use apcache_bench::query_sets::{luceneutil_tasks, shared_dir};
+    use apcache_index::ingest::{DocumentReader, Input, ReaderOptions};
+    let inputs = if args.inputs.is_empty() {
+        vec![super::default_sample()]
+    } else {
+        args.inputs
+    };
+    let mut reader = DocumentReader::new(
+        inputs.into_iter().map(Input::from_arg),
+        ReaderOptions::default(),
+    )
+    .context("cannot open the input")?;
+    let mut documents = Vec::new();
+    while documents.len() < args.docs {
+        match reader.next_document().context("cannot read the input")? {
+            Some(doc) => documents.push(doc),
+            None => break,
+        }
+    }
+    let shared = shared_dir().context("../shared/queries not found")?;
+    let specs = luceneutil_tasks(
+        &shared.join("queries/luceneutil/wikimedium.10M.tasks"),
+        &[
+            "HighTerm",
+            "MedTerm",
+            "LowTerm",
+            "AndHighHigh",
+            "AndHighMed",
+            "AndHighLow",
+            "OrHighHigh",
+            "OrHighMed",
+            "OrHighLow",
+        ],
+        args.per_class,
+    )
+    .context("cannot read the luceneutil tasks")?;
+    let default_jar = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tools/lucene-peer/target/lucene-peer.jar");
+    let lucene_jar = if args.no_lucene {
+        None
+    } else {
+        let jar = args.lucene_jar.unwrap_or(default_jar);
+        if !jar.exists() {
+            anyhow::bail!(
+                "{} not found: build it with tools/lucene-peer/build.sh, or pass --no-lucene",
+                jar.display()
+            );
+        }
+        Some(jar)
+    };
+    let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
+    let config = QueryBenchConfig {
+        rounds: args.rounds,
+        warmup: args.warmup,
+        lucene_jar,
+        load: if args.direct {
+            apcache_index::search::LoadMode::Direct
+        } else {
+            apcache_index::search::LoadMode::Mmap
+        },
+    };
+    let json = args.json;
+    let report = query_bench::run(&documents, &specs, scratch.path(), &config, |step| {
+        if !json {
+            eprintln!("{step}");
+        }
+    })
+    .context("query benchmark failed")?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
 }
 
 fn index(args: IndexBenchArgs) -> anyhow::Result<()> {

@@ -15,8 +15,8 @@ pub enum Node<'a> {
     Term(TermCursor<'a>),
     /// Every child matches (children sorted rarest first).
     And(Vec<Node<'a>>),
-    /// At least one child matches.
-    Or(Vec<Node<'a>>),
+    /// At least one child matches; the current DID (the children's least) is cached.
+    Or(Vec<Node<'a>>, u32),
     /// `required` matches; `optional` adds its score where it matches too.
     ReqOpt(Box<Node<'a>>, Box<Node<'a>>),
     /// `inner` matches and `excluded` does not.
@@ -45,7 +45,7 @@ impl<'a> Node<'a> {
         match children.len() {
             0 => Node::Empty,
             1 => children.pop().expect("one"),
-            _ => Node::Or(children),
+            _ => Node::Or(children, 0),
         }
     }
 
@@ -73,7 +73,7 @@ impl<'a> Node<'a> {
             Node::Empty => 0,
             Node::Term(t) => u64::from(t.doc_freq()),
             Node::And(c) => c.iter().map(Node::cost).min().unwrap_or(0),
-            Node::Or(c) => c.iter().map(Node::cost).sum(),
+            Node::Or(c, _) => c.iter().map(Node::cost).sum(),
             Node::ReqOpt(r, _) => r.cost(),
             Node::Exclude(i, _) => i.cost(),
         }
@@ -85,7 +85,7 @@ impl<'a> Node<'a> {
             Node::Empty => NO_MORE_DOCS,
             Node::Term(t) => t.doc(),
             Node::And(c) => c[0].doc(),
-            Node::Or(c) => c.iter().map(Node::doc).min().unwrap_or(NO_MORE_DOCS),
+            Node::Or(_, doc) => *doc,
             Node::ReqOpt(r, _) => r.doc(),
             Node::Exclude(i, _) => i.doc(),
         }
@@ -102,11 +102,13 @@ impl<'a> Node<'a> {
                 let target = children[0].doc();
                 self.align(target)
             }
-            Node::Or(children) => {
+            Node::Or(children, doc) => {
+                let mut least = NO_MORE_DOCS;
                 for child in children.iter_mut() {
-                    child.start()?;
+                    least = least.min(child.start()?);
                 }
-                Ok(self.doc())
+                *doc = least;
+                Ok(least)
             }
             Node::ReqOpt(required, optional) => {
                 optional.start()?;
@@ -135,13 +137,18 @@ impl<'a> Node<'a> {
             Node::Empty => Ok(NO_MORE_DOCS),
             Node::Term(t) => t.advance(target),
             Node::And(_) => self.align(target),
-            Node::Or(children) => {
+            Node::Or(children, doc) => {
+                let mut least = NO_MORE_DOCS;
                 for child in children.iter_mut() {
-                    if child.doc() < target {
-                        child.advance(target)?;
-                    }
+                    let d = if child.doc() < target {
+                        child.advance(target)?
+                    } else {
+                        child.doc()
+                    };
+                    least = least.min(d);
                 }
-                Ok(self.doc())
+                *doc = least;
+                Ok(least)
             }
             Node::ReqOpt(required, _) => required.advance(target),
             Node::Exclude(inner, _) => {
@@ -201,8 +208,8 @@ impl<'a> Node<'a> {
                 }
                 Ok(sum as f32)
             }
-            Node::Or(children) => {
-                let doc = children.iter().map(Node::doc).min().unwrap_or(NO_MORE_DOCS);
+            Node::Or(children, doc) => {
+                let doc = *doc;
                 let mut sum = 0f64;
                 for child in children.iter_mut() {
                     if child.doc() == doc {

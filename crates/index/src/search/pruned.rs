@@ -163,6 +163,9 @@ fn max_score(
     }
     let mut scores = vec![None; positions];
     let (mut evaluated, mut complete) = (0u64, true);
+    // The current window [.., window_end] of block bounds, valid for `window_threshold`.
+    let mut window_end = 0u32;
+    let mut window_open = false;
     loop {
         let threshold = top.threshold();
         // Clauses 0..essential cannot reach the threshold on their own: only documents of the
@@ -186,8 +189,9 @@ fn max_score(
         if doc == NO_MORE_DOCS {
             break;
         }
-        // Block bound of the window [doc, up_to] over every clause.
-        if threshold.is_some() {
+        // Block bound of the window [doc, up_to] over every clause; a window that can beat the
+        // threshold is not re-examined until `doc` leaves it.
+        if threshold.is_some() && !(window_open && doc <= window_end) {
             let mut up_to = NO_MORE_DOCS;
             let mut bound = 0f64;
             for c in clauses.iter_mut() {
@@ -196,7 +200,9 @@ fn max_score(
                     bound += f64::from(block_bound);
                 }
             }
-            if !can_beat(bound, threshold) {
+            window_open = can_beat(bound, threshold);
+            window_end = up_to;
+            if !window_open {
                 complete = false;
                 let target = up_to.saturating_add(1);
                 for c in &mut clauses[essential..] {

@@ -86,6 +86,14 @@ impl<'a> Searcher<'a> {
             let df = self.reader.doc_freq(term)?;
             weights.insert(term.to_string(), bm25.idf(df));
         }
+        // A single term's count is its document frequency (an index has no deletions).
+        if let (Query::Term(term), 0) = (query, options.k) {
+            return Ok(SearchResult {
+                total_hits: self.reader.doc_freq(term)?,
+                total_hits_exact: true,
+                hits: Vec::new(),
+            });
+        }
         let mut top = TopK::new(options.k);
         let mut total = 0u64;
         let mut exact = true;
