@@ -156,9 +156,12 @@ fn killing_merge_loses_no_document() {
     let mut build: Vec<&str> = vec!["index", "--no-merge"];
     build.extend(args.iter().map(String::as_str));
     let merge = ["merge", out];
+    // How long a whole merge takes here; the kills are spread over that time.
+    assert!(apcache(&build).status().unwrap().success());
+    let whole = duration_of(apcache(&merge));
 
     let mut killed = 0;
-    for (i, delay) in delays(10, 400).enumerate() {
+    for (i, delay) in delays(10, whole.as_millis() as u64 + 1).enumerate() {
         assert!(apcache(&build).status().unwrap().success());
         let segments = Manifest::load(&dir).unwrap().segments.len();
         assert!(segments > 2);

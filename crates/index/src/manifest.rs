@@ -92,7 +92,7 @@ impl Manifest {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             let stale = name.starts_with("seg_") && !live.contains(name)
-                || name == concat!("MANIFEST", ".tmp");
+                || name.strip_prefix(MANIFEST) == Some(".tmp");
             if stale {
                 let _ = std::fs::remove_file(entry.path());
             }

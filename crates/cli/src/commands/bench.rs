@@ -121,24 +121,12 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
 fn peers(args: PeersArgs) -> anyhow::Result<()> {
     use apcache_bench::query_bench::{self, QueryBenchConfig};
     use apcache_bench::query_sets::{luceneutil_tasks, shared_dir};
-    use apcache_index::ingest::{DocumentReader, Input, ReaderOptions};
     let inputs = if args.inputs.is_empty() {
         vec![super::default_sample()]
     } else {
         args.inputs
     };
-    let mut reader = DocumentReader::new(
-        inputs.into_iter().map(Input::from_arg),
-        ReaderOptions::default(),
-    )
-    .context("cannot open the input")?;
-    let mut documents = Vec::new();
-    while documents.len() < args.docs {
-        match reader.next_document().context("cannot read the input")? {
-            Some(doc) => documents.push(doc),
-            None => break,
-        }
-    }
+    let documents = super::load_documents(&inputs, args.docs)?;
     let shared = shared_dir().context("../shared/queries not found")?;
     let specs = luceneutil_tasks(
         &shared.join("queries/luceneutil/wikimedium.10M.tasks"),
@@ -197,24 +185,12 @@ fn peers(args: PeersArgs) -> anyhow::Result<()> {
 }
 
 fn index(args: IndexBenchArgs) -> anyhow::Result<()> {
-    use apcache_index::ingest::{DocumentReader, Input, ReaderOptions};
     let inputs = if args.inputs.is_empty() {
         vec![super::default_sample()]
     } else {
         args.inputs
     };
-    let mut reader = DocumentReader::new(
-        inputs.into_iter().map(Input::from_arg),
-        ReaderOptions::default(),
-    )
-    .context("cannot open the input")?;
-    let mut documents = Vec::new();
-    while documents.len() < args.docs {
-        match reader.next_document().context("cannot read the input")? {
-            Some(doc) => documents.push(doc),
-            None => break,
-        }
-    }
+    let documents = super::load_documents(&inputs, args.docs)?;
     let temporary;
     let scratch = match args.scratch {
         Some(dir) => dir,

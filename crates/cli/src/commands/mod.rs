@@ -48,20 +48,31 @@ pub fn default_sample() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/enwiki-sample.tsv")
 }
 
-/// Reads at most `limit` documents of `inputs` as `title body` texts (for benchmarks that
-/// need only text).
-pub fn read_documents(inputs: &[std::path::PathBuf], limit: usize) -> anyhow::Result<Vec<String>> {
+/// Reads at most `limit` documents of `inputs` (for benchmarks that index them from memory).
+pub fn load_documents(
+    inputs: &[std::path::PathBuf],
+    limit: usize,
+) -> anyhow::Result<Vec<apcache_index::ingest::Document>> {
     use anyhow::Context;
     use apcache_index::ingest::{DocumentReader, Input, ReaderOptions};
     let inputs = inputs.iter().map(|p| Input::from_arg(p.clone()));
     let mut reader =
         DocumentReader::new(inputs, ReaderOptions::default()).context("cannot open the input")?;
-    let mut texts = Vec::new();
-    while texts.len() < limit {
-        let Some(doc) = reader.next_document().context("cannot read the input")? else {
-            break;
-        };
-        texts.push(format!("{} {}", doc.title, doc.body));
+    let mut documents = Vec::new();
+    while documents.len() < limit {
+        match reader.next_document().context("cannot read the input")? {
+            Some(doc) => documents.push(doc),
+            None => break,
+        }
     }
-    Ok(texts)
+    Ok(documents)
+}
+
+/// Reads at most `limit` documents of `inputs` as `title body` texts (for benchmarks that
+/// need only text).
+pub fn read_documents(inputs: &[std::path::PathBuf], limit: usize) -> anyhow::Result<Vec<String>> {
+    Ok(load_documents(inputs, limit)?
+        .into_iter()
+        .map(|doc| format!("{} {}", doc.title, doc.body))
+        .collect())
 }
