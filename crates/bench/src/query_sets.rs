@@ -3,6 +3,19 @@
 
 use std::path::{Path, PathBuf};
 
+/// The luceneutil task classes of single terms, conjunctions and disjunctions.
+pub const TERM_AND_OR_CLASSES: [&str; 9] = [
+    "HighTerm",
+    "MedTerm",
+    "LowTerm",
+    "AndHighHigh",
+    "AndHighMed",
+    "AndHighLow",
+    "OrHighHigh",
+    "OrHighMed",
+    "OrHighLow",
+];
+
 /// One query with the class it is measured in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuerySpec {

@@ -14,7 +14,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use apcache_bench::query_sets::{luceneutil_tasks, search_benchmark_game, shared_dir, QuerySpec};
+use apcache_bench::query_sets::{
+    luceneutil_tasks, search_benchmark_game, shared_dir, QuerySpec, TERM_AND_OR_CLASSES,
+};
 use apcache_index::indexer::{build_index_from_documents, IndexOptions};
 use apcache_index::ingest::{DocumentReader, Input, ReaderOptions};
 use apcache_index::query::{parse_query, DefaultOperator};
@@ -44,22 +46,7 @@ fn lucene_peer() -> PathBuf {
 
 fn queries(shared: &Path) -> Vec<QuerySpec> {
     let tasks = shared.join("queries/luceneutil/wikimedium.10M.tasks");
-    let mut queries = luceneutil_tasks(
-        &tasks,
-        &[
-            "HighTerm",
-            "MedTerm",
-            "LowTerm",
-            "AndHighHigh",
-            "AndHighMed",
-            "AndHighLow",
-            "OrHighHigh",
-            "OrHighMed",
-            "OrHighLow",
-        ],
-        40,
-    )
-    .expect("luceneutil tasks");
+    let mut queries = luceneutil_tasks(&tasks, &TERM_AND_OR_CLASSES, 40).expect("luceneutil tasks");
     let nostop = shared.join("queries/luceneutil/wikimedium.10M.nostopwords.tasks");
     queries.extend(
         luceneutil_tasks(

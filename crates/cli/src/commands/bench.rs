@@ -120,7 +120,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
 
 fn peers(args: PeersArgs) -> anyhow::Result<()> {
     use apcache_bench::query_bench::{self, QueryBenchConfig};
-    use apcache_bench::query_sets::{luceneutil_tasks, shared_dir};
+    use apcache_bench::query_sets::{luceneutil_tasks, shared_dir, TERM_AND_OR_CLASSES};
     let inputs = if args.inputs.is_empty() {
         vec![super::default_sample()]
     } else {
@@ -130,17 +130,7 @@ fn peers(args: PeersArgs) -> anyhow::Result<()> {
     let shared = shared_dir().context("../shared/queries not found")?;
     let specs = luceneutil_tasks(
         &shared.join("queries/luceneutil/wikimedium.10M.tasks"),
-        &[
-            "HighTerm",
-            "MedTerm",
-            "LowTerm",
-            "AndHighHigh",
-            "AndHighMed",
-            "AndHighLow",
-            "OrHighHigh",
-            "OrHighMed",
-            "OrHighLow",
-        ],
+        &TERM_AND_OR_CLASSES,
         args.per_class,
     )
     .context("cannot read the luceneutil tasks")?;

@@ -109,10 +109,11 @@ pub fn search(
     bm25: &Bm25,
     top: &mut TopK,
 ) -> Result<(u64, bool), IndexError> {
+    let (Shape::Or(_, not) | Shape::And(_, not)) = shape;
+    let mut exclusions: Vec<TermCursor> =
+        open(segment, not, weights)?.into_iter().flatten().collect();
     match shape {
-        Shape::Or(terms, not) => {
-            let mut exclusions: Vec<TermCursor> =
-                open(segment, not, weights)?.into_iter().flatten().collect();
+        Shape::Or(terms, _) => {
             let mut clauses = Vec::new();
             for (position, cursor) in open(segment, terms, weights)?.into_iter().enumerate() {
                 if let Some(cursor) = cursor {
@@ -126,9 +127,7 @@ pub fn search(
             }
             max_score(clauses, terms.len(), &mut exclusions, bm25, top)
         }
-        Shape::And(terms, not) => {
-            let mut exclusions: Vec<TermCursor> =
-                open(segment, not, weights)?.into_iter().flatten().collect();
+        Shape::And(terms, _) => {
             let mut clauses = Vec::new();
             for (position, cursor) in open(segment, terms, weights)?.into_iter().enumerate() {
                 let Some(cursor) = cursor else {

@@ -209,18 +209,9 @@ impl<'a> StoreReader<'a> {
     pub(crate) fn block(&self, i: usize) -> Result<(u32, Vec<u8>), IndexError> {
         let corrupt =
             |c: &str| IndexError::corrupt(self.file, format!("document store block {i}: {c}"));
-        let (first, offset) = *self.index.get(i).ok_or_else(|| corrupt("no such block"))?;
-        let at = offset as usize;
-        let header = self
-            .body
-            .get(at..at + 8)
-            .ok_or_else(|| corrupt("past the end"))?;
-        let raw_len = u32::from_le_bytes(header[..4].try_into().expect("4")) as usize;
-        let comp_len = u32::from_le_bytes(header[4..].try_into().expect("4")) as usize;
-        let frame = self
-            .body
-            .get(at + 8..at + 8 + comp_len)
-            .ok_or_else(|| corrupt("past the end"))?;
+        let (first, _, bytes) = self.block_bytes(i)?;
+        let raw_len = u32::from_le_bytes(bytes[..4].try_into().expect("4")) as usize;
+        let frame = &bytes[8..];
         let raw = zstd::bulk::decompress(frame, raw_len).map_err(|_| corrupt("bad zstd frame"))?;
         if raw.len() != raw_len {
             return Err(corrupt("wrong decompressed length"));
