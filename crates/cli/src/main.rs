@@ -17,6 +17,12 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`apcache ... | head`), as Unix tools do, instead of
+    // panicking in `println!`.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match commands::run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,

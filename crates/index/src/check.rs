@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::format::{FileKind, FramedFile};
 use crate::manifest::{Manifest, MANIFEST};
+use crate::search::Bm25;
 use crate::segment::{SegmentMeta, SegmentReader};
 use crate::IndexError;
 
@@ -175,10 +176,11 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
     );
 
     let documents = meta.documents();
-    let mut total_tokens = 0u64;
-    for local in 0..documents {
-        total_tokens += u64::from(reader.doc_length(local).unwrap_or(0));
-    }
+    let lengths: Vec<u32> = (0..documents)
+        .map(|local| reader.doc_length(local).unwrap_or(0))
+        .collect();
+    let total_tokens: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
+    let bm25 = Bm25::of_lengths(&lengths);
     if total_tokens != meta.total_tokens {
         report.problem(
             &norms_file,
@@ -318,6 +320,7 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
             last_doc = Some(block_docs[len - 1]);
             let mut max_freq = 0;
             let mut min_len = u32::MAX;
+            let (mut best, mut best_key) = ((0, 0), f32::NEG_INFINITY);
             for (&doc, &stored) in block_docs.iter().zip(&freqs[..len]) {
                 let freq = stored.wrapping_add(1);
                 if freq == 0 {
@@ -326,7 +329,13 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
                 max_freq = max_freq.max(freq);
                 total_freq += u64::from(freq);
                 match meta.docs.local(doc).and_then(|l| reader.doc_length(l)) {
-                    Some(length) => min_len = min_len.min(length),
+                    Some(length) => {
+                        min_len = min_len.min(length);
+                        let key = bm25.saturation_key(freq, length);
+                        if key > best_key {
+                            (best, best_key) = ((freq, length), key);
+                        }
+                    }
                     None => {
                         term_problem(
                             report,
@@ -336,6 +345,16 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
                         break;
                     }
                 }
+            }
+            if (entry.best_freq, entry.best_doc_len) != best {
+                term_problem(
+                    report,
+                    &skip_file,
+                    format!(
+                        "block {block}: skip entry's best posting (freq {}, length {}) is not the block's ({}, {})",
+                        entry.best_freq, entry.best_doc_len, best.0, best.1
+                    ),
+                );
             }
             if entry.max_freq != max_freq || entry.min_doc_len != min_len {
                 term_problem(

@@ -25,6 +25,7 @@ use serde::Serialize;
 use crate::manifest::Manifest;
 use apcache_codec::codec_by_name;
 
+use crate::search::Bm25;
 use crate::segment::{
     DocMap, EncodedTerms, SegmentMeta, SegmentReader, SegmentWriter, StoreWriter, TermEncoder,
 };
@@ -102,7 +103,8 @@ pub fn merge_segments(
         source,
     })?;
     let mut writer = SegmentWriter::create(out_dir, name, codec, docs.clone(), lengths.clone())?;
-    let encoder = TermEncoder::new(&*codec_impl, &docs, &lengths, name);
+    let bm25 = Bm25::of_lengths(&lengths);
+    let encoder = TermEncoder::new(&*codec_impl, &bm25, &docs, &lengths, name);
     let store = writer.take_store()?;
     let (mut writer, store) = std::thread::scope(|scope| {
         let (batches, received) = crossbeam_channel::bounded::<EncodedTerms>(2);

@@ -119,6 +119,8 @@ fn a_wrong_skip_entry_is_reported() {
     structural_problem(FileKind::Skip, |body| body[4] ^= 1, "skip entry says DIDs");
     // Its maximum frequency (bytes 16..20).
     structural_problem(FileKind::Skip, |body| body[16] ^= 1, "skip entry bounds");
+    // Its best posting's length (bytes 28..32).
+    structural_problem(FileKind::Skip, |body| body[28] ^= 1, "best posting");
 }
 
 #[test]

@@ -7,7 +7,8 @@ use crate::IndexError;
 ///
 /// ```text
 /// first_doc: u32 | last_doc: u32 | docs_offset: u32 | freqs_offset: u32 |
-/// max_freq: u32 | min_doc_len: u32        (24 bytes, little-endian)
+/// max_freq: u32 | min_doc_len: u32 | best_freq: u32 | best_doc_len: u32
+///                                                           (32 bytes, little-endian)
 /// ```
 /// Offsets are relative to the term's `postings_offset`. `first_doc` is also the base the
 /// block's d-gaps are taken against. `max_freq` and `min_doc_len` bound the BM25 score of any
@@ -26,11 +27,16 @@ pub struct SkipEntry {
     pub max_freq: u32,
     /// Shortest document length (tokens) in the block.
     pub min_doc_len: u32,
+    /// Frequency of the block's best posting: the one with the highest BM25 score under the
+    /// segment's own statistics (k1 1.2, b 0.75, Lucene norms, the segment's average length).
+    pub best_freq: u32,
+    /// Document length of that posting.
+    pub best_doc_len: u32,
 }
 
 impl SkipEntry {
     /// Bytes of one entry.
-    pub const LEN: usize = 24;
+    pub const LEN: usize = 32;
 
     /// Appends the entry.
     pub fn write_to(&self, out: &mut Vec<u8>) {
@@ -41,6 +47,8 @@ impl SkipEntry {
             self.freqs_offset,
             self.max_freq,
             self.min_doc_len,
+            self.best_freq,
+            self.best_doc_len,
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
@@ -61,6 +69,8 @@ impl SkipEntry {
             freqs_offset: u32_at(3),
             max_freq: u32_at(4),
             min_doc_len: u32_at(5),
+            best_freq: u32_at(6),
+            best_doc_len: u32_at(7),
         })
     }
 }

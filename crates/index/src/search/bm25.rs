@@ -119,6 +119,30 @@ impl Bm25 {
         }
     }
 
+    /// The BM25 a segment's best postings are chosen with (see `SkipEntry::best_freq`): k1 1.2,
+    /// b 0.75, Lucene norms, the statistics of the documents whose lengths are `lengths`.
+    pub fn of_lengths(lengths: &[u32]) -> Bm25 {
+        let doc_count = lengths.iter().filter(|&&l| l > 0).count() as u64;
+        let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
+        Bm25::new(Scoring::Bm25, Norms::Lucene, doc_count, total)
+    }
+
+    /// Whether this scorer ranks postings as [`Bm25::of_lengths`] of the same collection
+    /// does, so a block's best posting under one is its best under the other.
+    pub fn same_ranking(&self, other: &Bm25) -> bool {
+        self.k1 == other.k1
+            && self.b == other.b
+            && self.norms == other.norms
+            && self.avgdl.to_bits() == other.avgdl.to_bits()
+    }
+
+    /// The quantity BM25 grows with for a fixed term: `freq / (k1 · (1 − b + b · len / avgdl))`,
+    /// computed as [`Bm25::score`] computes it.
+    #[inline]
+    pub fn saturation_key(&self, freq: u32, length: u32) -> f32 {
+        freq as f32 * self.norm_inverse(length)
+    }
+
     /// Lucene's IDF of a term in `doc_freq` documents (the term's weight).
     pub fn idf(&self, doc_freq: u64) -> f32 {
         let n = self.doc_count as f64;

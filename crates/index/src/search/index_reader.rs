@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::bm25::Bm25;
 use crate::analyzer::{Analyzer, AnalyzerConfig};
 use crate::manifest::Manifest;
 use crate::segment::SegmentReader;
@@ -16,6 +17,8 @@ pub struct IndexReader {
     /// Documents, empty ones included.
     max_doc: u64,
     total_tokens: u64,
+    /// Each segment's own BM25 (its blocks' best postings were chosen with it).
+    segment_bm25: Vec<Bm25>,
 }
 
 /// How an index is read at query time.
@@ -48,10 +51,13 @@ impl IndexReader {
             }
         }
         let mut doc_count = 0;
+        let mut segment_bm25 = Vec::with_capacity(segments.len());
         for segment in &segments {
-            for local in 0..segment.meta().documents() {
-                doc_count += u64::from(segment.doc_length(local).unwrap_or(0) > 0);
-            }
+            let lengths: Vec<u32> = (0..segment.meta().documents())
+                .map(|local| segment.doc_length(local).unwrap_or(0))
+                .collect();
+            doc_count += lengths.iter().filter(|&&l| l > 0).count() as u64;
+            segment_bm25.push(Bm25::of_lengths(&lengths));
         }
         Ok(IndexReader {
             max_doc: manifest.documents(),
@@ -59,7 +65,15 @@ impl IndexReader {
             analyzer: manifest.analyzer,
             segments,
             doc_count,
+            segment_bm25,
         })
+    }
+
+    /// Whether block bounds of segment `i` may use its best postings under `bm25`.
+    pub fn best_postings_apply(&self, i: usize, bm25: &Bm25) -> bool {
+        self.segment_bm25
+            .get(i)
+            .is_some_and(|s| s.same_ranking(bm25))
     }
 
     /// The segments.

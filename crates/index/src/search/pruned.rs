@@ -66,12 +66,16 @@ fn open<'s>(
     segment: &'s SegmentReader,
     terms: &[String],
     weights: &HashMap<String, f32>,
+    best_postings: bool,
 ) -> Result<Vec<Option<TermCursor<'s>>>, IndexError> {
     terms
         .iter()
         .map(|term| {
             segment.term(term)?.map_or(Ok(None), |info| {
-                TermCursor::new(segment, info, weights.get(term).copied().unwrap_or(0.0)).map(Some)
+                let mut cursor =
+                    TermCursor::new(segment, info, weights.get(term).copied().unwrap_or(0.0))?;
+                cursor.use_best_postings(best_postings);
+                Ok(Some(cursor))
             })
         })
         .collect()
@@ -100,22 +104,29 @@ fn sum_in_order(scores: &[Option<f32>]) -> f32 {
     sum as f32
 }
 
-/// Evaluates `shape` over `segment` into `top`. Returns the matches evaluated and whether
+/// Evaluates `shape` over `segment` into `top`; `best_postings` lets block bounds use the
+/// skip entries' best postings (see [`TermCursor::use_best_postings`]). Returns the matches evaluated and whether
 /// that count is every match (nothing skipped).
 pub fn search(
     segment: &SegmentReader,
     shape: &Shape,
     weights: &HashMap<String, f32>,
     bm25: &Bm25,
+    best_postings: bool,
     top: &mut TopK,
 ) -> Result<(u64, bool), IndexError> {
     let (Shape::Or(_, not) | Shape::And(_, not)) = shape;
-    let mut exclusions: Vec<TermCursor> =
-        open(segment, not, weights)?.into_iter().flatten().collect();
+    let mut exclusions: Vec<TermCursor> = open(segment, not, weights, best_postings)?
+        .into_iter()
+        .flatten()
+        .collect();
     match shape {
         Shape::Or(terms, _) => {
             let mut clauses = Vec::new();
-            for (position, cursor) in open(segment, terms, weights)?.into_iter().enumerate() {
+            for (position, cursor) in open(segment, terms, weights, best_postings)?
+                .into_iter()
+                .enumerate()
+            {
                 if let Some(cursor) = cursor {
                     let max_score = cursor.max_score(bm25)?;
                     clauses.push(Clause {
@@ -129,7 +140,10 @@ pub fn search(
         }
         Shape::And(terms, _) => {
             let mut clauses = Vec::new();
-            for (position, cursor) in open(segment, terms, weights)?.into_iter().enumerate() {
+            for (position, cursor) in open(segment, terms, weights, best_postings)?
+                .into_iter()
+                .enumerate()
+            {
                 let Some(cursor) = cursor else {
                     return Ok((0, true)); // a missing term: no document has them all
                 };

@@ -97,11 +97,12 @@ impl<'a> Searcher<'a> {
         let mut top = TopK::new(options.k);
         let mut total = 0u64;
         let mut exact = true;
-        for segment in self.reader.segments() {
+        for (i, segment) in self.reader.segments().iter().enumerate() {
             if options.pruning && !options.count && options.k > 0 {
                 if let Some(shape) = pruned::Shape::of(query) {
+                    let best_postings = self.reader.best_postings_apply(i, &bm25);
                     let (seen, complete) =
-                        pruned::search(segment, &shape, &weights, &bm25, &mut top)?;
+                        pruned::search(segment, &shape, &weights, &bm25, best_postings, &mut top)?;
                     total += seen;
                     exact &= complete;
                     continue;

@@ -38,6 +38,9 @@ pub struct TermCursor<'a> {
     shallow_entry: SkipEntry,
     /// The decoded list, when the segment was loaded direct.
     direct: Option<(&'a [u32], &'a [u32])>,
+    /// Whether block bounds may use the skip entries' best postings (the query scores as the
+    /// segment chose them), else the looser (max freq, min length) pair.
+    best_postings: bool,
 }
 
 impl<'a> TermCursor<'a> {
@@ -68,6 +71,7 @@ impl<'a> TermCursor<'a> {
             shallow: 0,
             shallow_entry: entry,
             direct: segment.direct().and_then(|d| d.list(&info)),
+            best_postings: false,
         };
         cursor.decode_docs()?;
         cursor.doc = cursor.docs[0];
@@ -230,9 +234,20 @@ impl<'a> TermCursor<'a> {
         Ok(bm25.score(self.weight, freq, length))
     }
 
+    /// Lets block bounds use the skip entries' best postings: only for a `bm25` that ranks
+    /// postings as the segment's own does ([`Bm25::same_ranking`]), where the best posting's
+    /// score is the block's exact maximum.
+    pub fn use_best_postings(&mut self, allowed: bool) {
+        self.best_postings = allowed;
+    }
+
     /// The score bound of a block's entry.
     pub fn entry_bound(&self, entry: &SkipEntry, bm25: &Bm25) -> f32 {
-        bm25.score(self.weight, entry.max_freq, entry.min_doc_len)
+        if self.best_postings {
+            bm25.score(self.weight, entry.best_freq, entry.best_doc_len)
+        } else {
+            bm25.score(self.weight, entry.max_freq, entry.min_doc_len)
+        }
     }
 
     /// The highest score any posting of the term can have.

@@ -10,6 +10,7 @@ use apcache_codec::{BlockCodec, BLOCK_LEN};
 
 use super::DocMap;
 use crate::format::{SkipEntry, TermInfo};
+use crate::search::Bm25;
 use crate::IndexError;
 
 /// Encoded terms, ready to be appended to a segment.
@@ -71,21 +72,25 @@ impl EncodedTerms {
 /// Encodes posting lists for a segment holding `docs` with `lengths` (local order).
 pub struct TermEncoder<'a> {
     codec: &'a dyn BlockCodec,
+    bm25: &'a Bm25,
     docs: &'a DocMap,
     lengths: &'a [u32],
     segment: &'a str,
 }
 
 impl<'a> TermEncoder<'a> {
-    /// An encoder with `codec` for segment `segment`.
+    /// An encoder with `codec` for segment `segment`; `bm25` is [`Bm25::of_lengths`] of the
+    /// segment's lengths (it picks each block's best posting).
     pub fn new(
         codec: &'a dyn BlockCodec,
+        bm25: &'a Bm25,
         docs: &'a DocMap,
         lengths: &'a [u32],
         segment: &'a str,
     ) -> TermEncoder<'a> {
         TermEncoder {
             codec,
+            bm25,
             docs,
             lengths,
             segment,
@@ -149,8 +154,14 @@ impl<'a> TermEncoder<'a> {
                 .encode_freqs(&stored_freqs[..block_freqs.len()], &mut freq_buffer)
                 .map_err(codec_error)?;
             let mut min_doc_len = u32::MAX;
-            for &d in block_docs {
-                min_doc_len = min_doc_len.min(self.length_of(d)?);
+            let (mut best_freq, mut best_doc_len, mut best_key) = (0, 0, f32::NEG_INFINITY);
+            for (&d, &f) in block_docs.iter().zip(block_freqs) {
+                let length = self.length_of(d)?;
+                min_doc_len = min_doc_len.min(length);
+                let key = self.bm25.saturation_key(f, length);
+                if key > best_key {
+                    (best_freq, best_doc_len, best_key) = (f, length, key);
+                }
             }
             entries.push(SkipEntry {
                 first_doc: block_docs[0],
@@ -159,6 +170,8 @@ impl<'a> TermEncoder<'a> {
                 freqs_offset,
                 max_freq: block_freqs.iter().copied().max().unwrap_or(0),
                 min_doc_len,
+                best_freq,
+                best_doc_len,
             });
         }
         let docs_len = (out.postings.len() - postings_offset) as u32;

@@ -10,6 +10,7 @@ use super::store::{StoreReader, StoreWriter};
 use super::term_encoder::{EncodedTerms, TermEncoder};
 use super::{DocMap, FileMeta, SegmentMeta};
 use crate::format::{FileKind, FileWriter, TermInfo};
+use crate::search::Bm25;
 use crate::IndexError;
 
 /// Builds a segment's files.
@@ -32,6 +33,8 @@ pub struct SegmentWriter {
     docs_bytes: u64,
     freqs_bytes: u64,
     batch: EncodedTerms,
+    /// The segment's own BM25, which picks each block's best posting.
+    bm25: Bm25,
 }
 
 /// Temporary name of a file being written.
@@ -68,6 +71,7 @@ impl SegmentWriter {
                 kind,
             )
         };
+        let bm25 = Bm25::of_lengths(&lengths);
         let dictionary = fst::MapBuilder::new(open(FileKind::Dictionary)?)
             .map_err(|e| IndexError::corrupt(name, format!("dictionary: {e}")))?;
         Ok(SegmentWriter {
@@ -88,6 +92,7 @@ impl SegmentWriter {
             docs_bytes: 0,
             freqs_bytes: 0,
             batch: EncodedTerms::default(),
+            bm25,
         })
     }
 
@@ -111,9 +116,15 @@ impl SegmentWriter {
     pub fn add_term(&mut self, term: &[u8], docs: &[u32], freqs: &[u32]) -> Result<(), IndexError> {
         let mut batch = std::mem::take(&mut self.batch);
         batch.clear();
-        let result = TermEncoder::new(&*self.codec, &self.docs, &self.lengths, &self.name)
-            .encode(term, docs, freqs, &mut batch)
-            .and_then(|()| self.add_encoded(&batch));
+        let result = TermEncoder::new(
+            &*self.codec,
+            &self.bm25,
+            &self.docs,
+            &self.lengths,
+            &self.name,
+        )
+        .encode(term, docs, freqs, &mut batch)
+        .and_then(|()| self.add_encoded(&batch));
         self.batch = batch;
         result
     }
