@@ -169,28 +169,10 @@ fn write_term(f: &mut fmt::Formatter<'_>, term: &str) -> fmt::Result {
 }
 
 fn needs_escape(character: char) -> bool {
+    // What the parser treats as special, plus the characters of `&&` and `||`.
     super::parser::is_whitespace(character)
-        || matches!(
-            character,
-            '\\' | '+'
-                | '-'
-                | '!'
-                | '('
-                | ')'
-                | ':'
-                | '^'
-                | '['
-                | ']'
-                | '"'
-                | '{'
-                | '}'
-                | '~'
-                | '*'
-                | '?'
-                | '|'
-                | '&'
-                | '/'
-        )
+        || super::parser::is_special(character)
+        || matches!(character, '|' | '&')
 }
 
 #[cfg(test)]

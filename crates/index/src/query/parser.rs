@@ -85,7 +85,7 @@ pub(super) fn is_whitespace(character: char) -> bool {
 
 /// Characters that end a word (unless escaped). `-` and `+` are among them only at the start
 /// of a word: inside one (`wi-fi`) they are part of it.
-fn is_special(character: char) -> bool {
+pub(super) fn is_special(character: char) -> bool {
     matches!(
         character,
         '+' | '-'
