@@ -60,9 +60,21 @@ impl SkipEntry {
             .checked_mul(Self::LEN)
             .and_then(|start| body.get(start..start + Self::LEN))
             .ok_or_else(|| IndexError::corrupt(file, format!("skip entry {index} past the end")))?;
+        Ok(SkipEntry::from_bytes(at.try_into().expect("32 bytes")))
+    }
+
+    /// The `last_doc` field of an encoded entry, without decoding the rest.
+    #[inline]
+    pub fn last_doc_of(bytes: &[u8; Self::LEN]) -> u32 {
+        u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes"))
+    }
+
+    /// Decodes one entry.
+    #[inline]
+    pub fn from_bytes(at: &[u8; Self::LEN]) -> SkipEntry {
         let u32_at =
             |i: usize| u32::from_le_bytes(at[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
-        Ok(SkipEntry {
+        SkipEntry {
             first_doc: u32_at(0),
             last_doc: u32_at(1),
             docs_offset: u32_at(2),
@@ -71,6 +83,6 @@ impl SkipEntry {
             min_doc_len: u32_at(5),
             best_freq: u32_at(6),
             best_doc_len: u32_at(7),
-        })
+        }
     }
 }

@@ -4,15 +4,18 @@
 //! return exactly the top k the exhaustive evaluator returns.
 
 mod bm25;
+mod count;
 mod index_reader;
 mod node;
 mod pruned;
 mod searcher;
+mod stats;
 mod term_cursor;
 mod top_k;
 
 pub use bm25::{length_to_norm, norm_to_length, Bm25, Norms, Scoring};
 pub use index_reader::{IndexReader, LoadMode};
 pub use searcher::{SearchOptions, SearchResult, Searcher};
+pub use stats::SearchStats;
 pub use term_cursor::{TermCursor, NO_MORE_DOCS};
 pub use top_k::{Hit, TopK};

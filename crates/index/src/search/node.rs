@@ -4,10 +4,13 @@
 //! conjunctions and disjunctions are in `pruned.rs`, and must agree with it.
 
 use super::bm25::Bm25;
+use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use crate::IndexError;
 
 /// A node of a compiled query.
+// Terms are the leaves every step goes through: kept inline, not boxed.
+#[allow(clippy::large_enum_variant)]
 pub enum Node<'a> {
     /// Matches nothing.
     Empty,
@@ -77,6 +80,21 @@ impl<'a> Node<'a> {
             Node::ReqOpt(r, _) => r.cost(),
             Node::Exclude(i, _) => i.cost(),
         }
+    }
+
+    /// The decoding work of the node's cursors so far.
+    pub fn stats(&self) -> SearchStats {
+        let mut stats = SearchStats::default();
+        match self {
+            Node::Empty => {}
+            Node::Term(t) => stats = t.stats(),
+            Node::And(c) | Node::Or(c, _) => c.iter().for_each(|c| stats += c.stats()),
+            Node::ReqOpt(a, b) | Node::Exclude(a, b) => {
+                stats += a.stats();
+                stats += b.stats();
+            }
+        }
+        stats
     }
 
     /// The current DID ([`NO_MORE_DOCS`] when exhausted). Valid after [`Node::start`].

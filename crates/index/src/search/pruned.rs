@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 
 use super::bm25::Bm25;
+use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::top_k::{Hit, TopK};
 use crate::query::Query;
@@ -53,6 +54,17 @@ impl Shape {
             }
         }
     }
+}
+
+/// What a pruned evaluation did over one segment.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Outcome {
+    /// Matches evaluated (scored and offered to the top k).
+    pub evaluated: u64,
+    /// Whether every match was evaluated (nothing skipped), so `evaluated` is the count.
+    pub complete: bool,
+    /// Decoding work.
+    pub stats: SearchStats,
 }
 
 /// A cursor with its clause position (scores are summed in clause order).
@@ -105,8 +117,7 @@ fn sum_in_order(scores: &[Option<f32>]) -> f32 {
 }
 
 /// Evaluates `shape` over `segment` into `top`; `best_postings` lets block bounds use the
-/// skip entries' best postings (see [`TermCursor::use_best_postings`]). Returns the matches evaluated and whether
-/// that count is every match (nothing skipped).
+/// skip entries' best postings (see [`TermCursor::use_best_postings`]).
 pub fn search(
     segment: &SegmentReader,
     shape: &Shape,
@@ -114,63 +125,108 @@ pub fn search(
     bm25: &Bm25,
     best_postings: bool,
     top: &mut TopK,
-) -> Result<(u64, bool), IndexError> {
-    let (Shape::Or(_, not) | Shape::And(_, not)) = shape;
+) -> Result<Outcome, IndexError> {
+    let (Shape::Or(terms, not) | Shape::And(terms, not)) = shape;
     let mut exclusions: Vec<TermCursor> = open(segment, not, weights, best_postings)?
         .into_iter()
         .flatten()
         .collect();
-    match shape {
-        Shape::Or(terms, _) => {
-            let mut clauses = Vec::new();
-            for (position, cursor) in open(segment, terms, weights, best_postings)?
+    let cursors = open(segment, terms, weights, best_postings)?;
+    let mut outcome = match shape {
+        Shape::Or(..) => {
+            let mut clauses: Vec<Clause> = cursors
                 .into_iter()
                 .enumerate()
-            {
-                if let Some(cursor) = cursor {
-                    let max_score = cursor.max_score(bm25)?;
-                    clauses.push(Clause {
+                .filter_map(|(position, cursor)| {
+                    cursor.map(|cursor| Clause {
+                        max_score: cursor.max_score(bm25),
                         cursor,
                         position,
-                        max_score,
-                    });
-                }
+                    })
+                })
+                .collect();
+            if clauses.len() == 1 && exclusions.is_empty() {
+                single_term(&mut clauses[0].cursor, bm25, top)?
+            } else {
+                max_score(&mut clauses, terms.len(), &mut exclusions, bm25, top)?
             }
-            max_score(clauses, terms.len(), &mut exclusions, bm25, top)
         }
-        Shape::And(terms, _) => {
-            let mut clauses = Vec::new();
-            for (position, cursor) in open(segment, terms, weights, best_postings)?
+        Shape::And(..) => {
+            if cursors.iter().any(Option::is_none) {
+                // A missing term: no document has them all.
+                return Ok(Outcome {
+                    complete: true,
+                    ..Outcome::default()
+                });
+            }
+            let mut clauses: Vec<Clause> = cursors
                 .into_iter()
+                .flatten()
                 .enumerate()
-            {
-                let Some(cursor) = cursor else {
-                    return Ok((0, true)); // a missing term: no document has them all
-                };
-                clauses.push(Clause {
+                .map(|(position, cursor)| Clause {
                     cursor,
                     position,
                     max_score: 0.0,
-                });
-            }
-            block_max_and(clauses, terms.len(), &mut exclusions, bm25, top)
+                })
+                .collect();
+            block_max_and(&mut clauses, terms.len(), &mut exclusions, bm25, top)?
         }
+    };
+    for cursor in &exclusions {
+        outcome.stats += cursor.stats();
     }
+    Ok(outcome)
+}
+
+/// One term, a block at a time: a block whose bound cannot beat the threshold is skipped
+/// undecoded; the others are decoded whole and every posting scored in a tight loop.
+fn single_term(
+    cursor: &mut TermCursor<'_>,
+    bm25: &Bm25,
+    top: &mut TopK,
+) -> Result<Outcome, IndexError> {
+    let mut outcome = Outcome {
+        complete: true,
+        ..Outcome::default()
+    };
+    let segment = cursor.segment();
+    let weight = cursor.weight();
+    for block in 0..cursor.blocks() {
+        let threshold = top.threshold();
+        if threshold.is_some() {
+            let bound = cursor.entry_bound(&cursor.entry(block), bm25);
+            if !can_beat(f64::from(bound), threshold) {
+                outcome.complete = false;
+                continue;
+            }
+        }
+        let (docs, freqs) = cursor.load_block(block)?;
+        for (&doc, &freq) in docs.iter().zip(freqs) {
+            let length = segment.doc_length_of(doc).unwrap_or(0);
+            top.push(Hit {
+                doc,
+                score: bm25.score(weight, freq, length),
+            });
+        }
+        outcome.evaluated += docs.len() as u64;
+    }
+    outcome.stats = cursor.stats();
+    Ok(outcome)
 }
 
 /// Block-max MaxScore over a disjunction.
 fn max_score(
-    mut clauses: Vec<Clause<'_>>,
+    clauses: &mut [Clause<'_>],
     positions: usize,
     exclusions: &mut [TermCursor<'_>],
     bm25: &Bm25,
     top: &mut TopK,
-) -> Result<(u64, bool), IndexError> {
+) -> Result<Outcome, IndexError> {
     // Ascending by maximum score; `prefix[i]` bounds the score from clauses 0..=i.
     clauses.sort_by(|a, b| a.max_score.total_cmp(&b.max_score));
     let mut prefix = Vec::with_capacity(clauses.len());
     let mut sum = 0f64;
-    for c in &clauses {
+    for c in clauses.iter() {
         sum += f64::from(c.max_score);
         prefix.push(sum);
     }
@@ -208,7 +264,7 @@ fn max_score(
             let mut up_to = NO_MORE_DOCS;
             let mut bound = 0f64;
             for c in clauses.iter_mut() {
-                if let Some((last, block_bound)) = c.cursor.shallow_advance(doc, bm25)? {
+                if let Some((last, block_bound)) = c.cursor.shallow_advance(doc, bm25) {
                     up_to = up_to.min(last);
                     bound += f64::from(block_bound);
                 }
@@ -261,45 +317,65 @@ fn max_score(
             }
         }
     }
-    Ok((evaluated, complete))
+    Ok(Outcome {
+        evaluated,
+        complete,
+        stats: clause_stats(clauses),
+    })
+}
+
+fn clause_stats(clauses: &[Clause<'_>]) -> SearchStats {
+    let mut stats = SearchStats::default();
+    for c in clauses {
+        stats += c.cursor.stats();
+    }
+    stats
 }
 
 /// Block-max AND over a conjunction.
 fn block_max_and(
-    mut clauses: Vec<Clause<'_>>,
+    clauses: &mut [Clause<'_>],
     positions: usize,
     exclusions: &mut [TermCursor<'_>],
     bm25: &Bm25,
     top: &mut TopK,
-) -> Result<(u64, bool), IndexError> {
+) -> Result<Outcome, IndexError> {
     clauses.sort_by_key(|c| c.cursor.doc_freq());
     let mut scores = vec![None; positions];
     let (mut evaluated, mut complete) = (0u64, true);
     let mut target = 0u32;
+    // The window [.., window_end] whose summed block bounds could beat `window_threshold`:
+    // candidates inside it are not re-examined until the threshold rises.
+    let mut window: Option<(u32, f32)> = None;
     'candidates: loop {
         let threshold = top.threshold();
-        if threshold.is_some() {
-            // Skip windows whose summed block bounds cannot beat the threshold, before
-            // decoding anything in them.
-            let mut up_to = NO_MORE_DOCS;
-            let mut bound = 0f64;
+        if let Some(t) = threshold {
             let start = target.max(clauses[0].cursor.doc());
-            for c in clauses.iter_mut() {
-                match c.cursor.shallow_advance(start, bm25)? {
-                    Some((last, block_bound)) => {
-                        up_to = up_to.min(last);
-                        bound += f64::from(block_bound);
+            let known = window.is_some_and(|(end, at)| start <= end && at == t);
+            if !known {
+                // Skip windows whose summed block bounds cannot beat the threshold, before
+                // decoding anything in them.
+                let mut up_to = NO_MORE_DOCS;
+                let mut bound = 0f64;
+                for c in clauses.iter_mut() {
+                    match c.cursor.shallow_advance(start, bm25) {
+                        Some((last, block_bound)) => {
+                            up_to = up_to.min(last);
+                            bound += f64::from(block_bound);
+                        }
+                        None => break 'candidates,
                     }
-                    None => return Ok((evaluated, complete)),
                 }
-            }
-            if !can_beat(bound, threshold) {
-                complete = false;
-                if up_to == NO_MORE_DOCS {
-                    break;
+                if !can_beat(bound, threshold) {
+                    complete = false;
+                    window = None;
+                    if up_to == NO_MORE_DOCS {
+                        break;
+                    }
+                    target = up_to + 1;
+                    continue;
                 }
-                target = up_to + 1;
-                continue;
+                window = Some((up_to, t));
             }
         }
         // Leapfrog to the next DID every clause holds.
@@ -307,6 +383,11 @@ fn block_max_and(
         loop {
             if doc == NO_MORE_DOCS {
                 break 'candidates;
+            }
+            if window.is_some_and(|(end, _)| doc > end) {
+                // Left the window: check the bounds at the new position.
+                target = doc;
+                continue 'candidates;
             }
             let mut agreed = true;
             for i in 1..clauses.len() {
@@ -319,11 +400,6 @@ fn block_max_and(
             }
             if agreed {
                 break;
-            }
-            if threshold.is_some() {
-                // Re-check the bounds at the new position.
-                target = doc;
-                continue 'candidates;
             }
         }
         if !excluded(exclusions, doc)? {
@@ -341,5 +417,9 @@ fn block_max_and(
         }
         target = doc + 1;
     }
-    Ok((evaluated, complete))
+    Ok(Outcome {
+        evaluated,
+        complete,
+        stats: clause_stats(clauses),
+    })
 }

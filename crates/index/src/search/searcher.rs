@@ -6,9 +6,11 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::bm25::{Bm25, Norms, Scoring};
+use super::count;
 use super::index_reader::IndexReader;
 use super::node::Node;
 use super::pruned;
+use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::top_k::{Hit, TopK};
 use crate::query::Query;
@@ -51,6 +53,8 @@ pub struct SearchResult {
     pub total_hits_exact: bool,
     /// The best hits, best first.
     pub hits: Vec<Hit>,
+    /// The work the query took.
+    pub stats: SearchStats,
 }
 
 /// Evaluates queries over one index. Cheap to create; holds per-query state only.
@@ -92,20 +96,44 @@ impl<'a> Searcher<'a> {
                 total_hits: self.reader.doc_freq(term)?,
                 total_hits_exact: true,
                 hits: Vec::new(),
+                stats: SearchStats::default(),
             });
         }
         let mut top = TopK::new(options.k);
         let mut total = 0u64;
         let mut exact = true;
+        let mut stats = SearchStats::default();
+        let shape = pruned::Shape::of(query);
         for (i, segment) in self.reader.segments().iter().enumerate() {
             if options.pruning && !options.count && options.k > 0 {
-                if let Some(shape) = pruned::Shape::of(query) {
+                if let Some(shape) = &shape {
                     let best_postings = self.reader.best_postings_apply(i, &bm25);
-                    let (seen, complete) =
-                        pruned::search(segment, &shape, &weights, &bm25, best_postings, &mut top)?;
-                    total += seen;
-                    exact &= complete;
+                    let outcome =
+                        pruned::search(segment, shape, &weights, &bm25, best_postings, &mut top)?;
+                    total += outcome.evaluated;
+                    exact &= outcome.complete;
+                    stats += outcome.stats;
                     continue;
+                }
+            }
+            if options.k == 0 {
+                if let Some(pruned::Shape::Or(terms, not)) = &shape {
+                    let open = |terms: &[String]| -> Result<Vec<TermCursor>, IndexError> {
+                        let mut cursors = Vec::new();
+                        for term in terms {
+                            if let Some(info) = segment.term(term)? {
+                                cursors.push(TermCursor::new(segment, info, 0.0)?);
+                            }
+                        }
+                        Ok(cursors)
+                    };
+                    let (mut terms, mut not) = (open(terms)?, open(not)?);
+                    if let Some((count, work)) = count::count_union(segment, &mut terms, &mut not)?
+                    {
+                        total += count;
+                        stats += work;
+                        continue;
+                    }
                 }
             }
             let mut node = compile(segment, query, &weights)?;
@@ -123,11 +151,13 @@ impl<'a> Searcher<'a> {
                     doc = node.next_doc()?;
                 }
             }
+            stats += node.stats();
         }
         Ok(SearchResult {
             total_hits: total,
             total_hits_exact: exact,
             hits: top.into_sorted(),
+            stats,
         })
     }
 }

@@ -1,13 +1,16 @@
 //! A cursor over one term's postings in one segment, block by block.
 //!
 //! The skip entries are the cursor's map: `advance` compares a target with the blocks' last
-//! DIDs and decodes only the block that may hold it (the seeds' skip-list intersection);
-//! frequencies are decoded only when a score is asked for; and the skip entries' maximum
-//! frequency and minimum length give each block's score bound without decoding it.
+//! DIDs and decodes only the block that may hold it (the seeds' skip-list intersection), then
+//! gallops inside the decoded block from the current position (targets of an intersection
+//! are usually near); frequencies are decoded only when a score is asked for; and the skip
+//! entries' best posting (or maximum frequency and minimum length) gives each block's score
+//! bound without decoding it.
 
 use apcache_codec::BLOCK_LEN;
 
 use super::bm25::Bm25;
+use super::stats::SearchStats;
 use crate::format::{SkipEntry, TermInfo};
 use crate::segment::SegmentReader;
 use crate::IndexError;
@@ -20,9 +23,10 @@ pub struct TermCursor<'a> {
     segment: &'a SegmentReader,
     info: TermInfo,
     bytes: &'a [u8],
+    /// The term's skip entries, still encoded (checked to be all there at creation).
+    skips: &'a [[u8; SkipEntry::LEN]],
     /// Score weight (IDF) of the term.
     weight: f32,
-    blocks: usize,
     /// Current block, its skip entry, and whether its DIDs / freqs are decoded.
     block: usize,
     entry: SkipEntry,
@@ -33,7 +37,7 @@ pub struct TermCursor<'a> {
     doc: u32,
     docs: Box<[u32; BLOCK_LEN]>,
     freqs: Box<[u32; BLOCK_LEN]>,
-    /// Shallow position: the block whose bound [`TermCursor::block_max_score`] reports.
+    /// Shallow position: the block whose bound [`TermCursor::shallow_advance`] reports.
     shallow: usize,
     shallow_entry: SkipEntry,
     /// The decoded list, when the segment was loaded direct.
@@ -41,24 +45,33 @@ pub struct TermCursor<'a> {
     /// Whether block bounds may use the skip entries' best postings (the query scores as the
     /// segment chose them), else the looser (max freq, min length) pair.
     best_postings: bool,
+    /// Work counters.
+    blocks_decoded: u32,
+    postings_decoded: u64,
 }
 
 impl<'a> TermCursor<'a> {
-    /// A cursor before the first posting of `info`.
+    /// A cursor on the first posting of `info`.
     pub fn new(
         segment: &'a SegmentReader,
         info: TermInfo,
         weight: f32,
     ) -> Result<TermCursor<'a>, IndexError> {
         let bytes = segment.postings_bytes(&info)?;
-        let blocks = info.blocks();
-        let entry = segment.skip_entry(&info, 0)?;
+        let skips = segment.term_skip_entries(&info)?;
+        let Some(first) = skips.first() else {
+            return Err(IndexError::corrupt(
+                &segment.meta().name,
+                "a term without blocks",
+            ));
+        };
+        let entry = SkipEntry::from_bytes(first);
         let mut cursor = TermCursor {
             segment,
             info,
             bytes,
+            skips,
             weight,
-            blocks,
             block: 0,
             entry,
             docs_decoded: false,
@@ -72,6 +85,8 @@ impl<'a> TermCursor<'a> {
             shallow_entry: entry,
             direct: segment.direct().and_then(|d| d.list(&info)),
             best_postings: false,
+            blocks_decoded: 0,
+            postings_decoded: 0,
         };
         cursor.decode_docs()?;
         cursor.doc = cursor.docs[0];
@@ -88,18 +103,46 @@ impl<'a> TermCursor<'a> {
         self.weight
     }
 
+    /// The segment the cursor reads.
+    pub fn segment(&self) -> &'a SegmentReader {
+        self.segment
+    }
+
     /// The current DID, or [`NO_MORE_DOCS`].
     #[inline]
     pub fn doc(&self) -> u32 {
         self.doc
     }
 
+    /// Number of blocks of the term.
+    #[inline]
+    pub fn blocks(&self) -> usize {
+        self.skips.len()
+    }
+
+    /// The skip entry of block `block` (< [`TermCursor::blocks`]).
+    #[inline]
+    pub fn entry(&self, block: usize) -> SkipEntry {
+        SkipEntry::from_bytes(&self.skips[block])
+    }
+
+    /// The work this cursor did: blocks and postings decoded, blocks never decoded.
+    pub fn stats(&self) -> SearchStats {
+        SearchStats {
+            blocks_decoded: u64::from(self.blocks_decoded),
+            blocks_skipped: (self.blocks() as u64).saturating_sub(u64::from(self.blocks_decoded)),
+            postings_decoded: self.postings_decoded,
+        }
+    }
+
     fn decode_docs(&mut self) -> Result<(), IndexError> {
+        self.blocks_decoded += 1;
+        self.postings_decoded += self.len as u64;
+        self.docs_decoded = true;
+        self.freqs_decoded = false;
         if let Some((docs, _)) = self.direct {
             let start = self.block * BLOCK_LEN;
             self.docs[..self.len].copy_from_slice(&docs[start..start + self.len]);
-            self.docs_decoded = true;
-            self.freqs_decoded = false;
             return Ok(());
         }
         let at = self.entry.docs_offset as usize;
@@ -111,16 +154,14 @@ impl<'a> TermCursor<'a> {
                 file: self.segment.meta().name.clone(),
                 source,
             })?;
-        self.docs_decoded = true;
-        self.freqs_decoded = false;
         Ok(())
     }
 
     fn decode_freqs(&mut self) -> Result<(), IndexError> {
+        self.freqs_decoded = true;
         if let Some((_, freqs)) = self.direct {
             let start = self.block * BLOCK_LEN;
             self.freqs[..self.len].copy_from_slice(&freqs[start..start + self.len]);
-            self.freqs_decoded = true;
             return Ok(());
         }
         let at = self.entry.freqs_offset as usize;
@@ -135,7 +176,6 @@ impl<'a> TermCursor<'a> {
         for f in &mut self.freqs[..self.len] {
             *f = f.wrapping_add(1);
         }
-        self.freqs_decoded = true;
         Ok(())
     }
 
@@ -144,26 +184,22 @@ impl<'a> TermCursor<'a> {
     }
 
     /// Moves to block `block` (after the current one) without decoding it.
-    fn enter_block(&mut self, block: usize) -> Result<(), IndexError> {
+    fn enter_block(&mut self, block: usize) {
         self.block = block;
         self.entry = if block == self.shallow {
             self.shallow_entry
         } else {
-            self.segment.skip_entry(&self.info, block)?
+            self.entry(block)
         };
         self.len = BLOCK_LEN.min(self.info.doc_freq as usize - block * BLOCK_LEN);
         self.pos = 0;
         self.docs_decoded = false;
         self.freqs_decoded = false;
-        Ok(())
     }
 
     /// Moves to the next posting; returns its DID or [`NO_MORE_DOCS`].
     #[inline]
     pub fn next_doc(&mut self) -> Result<u32, IndexError> {
-        if self.doc == NO_MORE_DOCS {
-            return Ok(NO_MORE_DOCS);
-        }
         self.pos += 1;
         if self.pos < self.len {
             self.doc = self.docs[self.pos];
@@ -174,14 +210,20 @@ impl<'a> TermCursor<'a> {
 
     #[cold]
     fn next_block(&mut self) -> Result<u32, IndexError> {
-        if self.block + 1 >= self.blocks {
-            self.doc = NO_MORE_DOCS;
+        if self.doc == NO_MORE_DOCS || self.block + 1 >= self.blocks() {
+            self.exhaust();
             return Ok(NO_MORE_DOCS);
         }
-        self.enter_block(self.block + 1)?;
+        self.enter_block(self.block + 1);
         self.decode_docs()?;
         self.doc = self.docs[0];
         Ok(self.doc)
+    }
+
+    fn exhaust(&mut self) {
+        self.doc = NO_MORE_DOCS;
+        // Keep `next_doc` on its slow path from now on.
+        self.pos = self.len;
     }
 
     /// Moves to the first posting with DID at least `target` (never backwards); returns its
@@ -192,29 +234,75 @@ impl<'a> TermCursor<'a> {
             return Ok(self.doc);
         }
         if target > self.entry.last_doc {
-            let mut block = self.block + 1;
-            loop {
-                if block >= self.blocks {
-                    self.doc = NO_MORE_DOCS;
-                    return Ok(NO_MORE_DOCS);
-                }
-                let entry = self.segment.skip_entry(&self.info, block)?;
-                if entry.last_doc >= target {
-                    break;
-                }
-                block += 1;
-            }
-            self.enter_block(block)?;
+            return self.advance_to_block(target);
         }
         if !self.docs_decoded {
             self.decode_docs()?;
         }
-        // The block holds a DID >= target: find the first.
-        let start = self.pos;
-        let offset = self.docs[start..self.len].partition_point(|&d| d < target);
-        self.pos = start + offset;
-        self.doc = self.docs[self.pos];
+        self.gallop(target);
         Ok(self.doc)
+    }
+
+    /// `advance` for a target past the current block.
+    fn advance_to_block(&mut self, target: u32) -> Result<u32, IndexError> {
+        let mut block = self.block + 1;
+        // Gallop over the last DIDs, then search the bracket found.
+        let blocks = self.blocks();
+        let mut step = 1;
+        let mut low = block; // every block before `low` ends before `target`
+        loop {
+            let probe = low + step - 1;
+            if probe >= blocks {
+                block = blocks;
+                break;
+            }
+            if SkipEntry::last_doc_of(&self.skips[probe]) >= target {
+                block = probe;
+                break;
+            }
+            low = probe + 1;
+            step *= 2;
+        }
+        // The first block in low..=block (or low..blocks) ending at or after `target`.
+        let bracket = &self.skips[low..block.min(blocks)];
+        block = low + bracket.partition_point(|e| SkipEntry::last_doc_of(e) < target);
+        if block >= blocks {
+            self.exhaust();
+            return Ok(NO_MORE_DOCS);
+        }
+        self.enter_block(block);
+        self.decode_docs()?;
+        if self.docs[0] >= target {
+            self.doc = self.docs[0];
+        } else {
+            self.gallop(target);
+        }
+        Ok(self.doc)
+    }
+
+    /// Within the decoded block, whose last DID is at least `target` and whose current DID is
+    /// below it: moves to the first DID at least `target` by galloping from the current
+    /// position.
+    #[inline]
+    fn gallop(&mut self, target: u32) {
+        let docs = &self.docs[..self.len];
+        let mut low = self.pos; // docs[low] < target
+        let mut step = 1;
+        let high = loop {
+            let probe = low + step;
+            if probe >= docs.len() - 1 {
+                break docs.len() - 1;
+            }
+            if docs[probe] >= target {
+                break probe;
+            }
+            low = probe;
+            step *= 2;
+        };
+        // docs[low] < target <= docs[high]
+        let offset = docs[low + 1..high].partition_point(|&d| d < target);
+        self.pos = low + 1 + offset;
+        self.doc = docs[self.pos];
     }
 
     /// Frequency of the current posting.
@@ -234,6 +322,43 @@ impl<'a> TermCursor<'a> {
         Ok(bm25.score(self.weight, freq, length))
     }
 
+    /// Decodes block `block` (after the current one, or the current one) whole, DIDs and
+    /// frequencies, and leaves the cursor on its first posting; for evaluators that work a
+    /// block at a time.
+    pub fn load_block(&mut self, block: usize) -> Result<(&[u32], &[u32]), IndexError> {
+        if block != self.block {
+            self.enter_block(block);
+        }
+        if !self.docs_decoded {
+            self.decode_docs()?;
+        }
+        if !self.freqs_decoded {
+            self.decode_freqs()?;
+        }
+        self.pos = 0;
+        self.doc = self.docs[0];
+        Ok((&self.docs[..self.len], &self.freqs[..self.len]))
+    }
+
+    /// Decodes the DIDs of every block from the current one on, handing each block to
+    /// `each`, and exhausts the cursor; for counting.
+    pub fn for_each_block(&mut self, mut each: impl FnMut(&[u32])) -> Result<(), IndexError> {
+        if self.doc == NO_MORE_DOCS {
+            return Ok(());
+        }
+        if !self.docs_decoded {
+            self.decode_docs()?;
+        }
+        each(&self.docs[self.pos..self.len]);
+        for block in self.block + 1..self.blocks() {
+            self.enter_block(block);
+            self.decode_docs()?;
+            each(&self.docs[..self.len]);
+        }
+        self.exhaust();
+        Ok(())
+    }
+
     /// Lets block bounds use the skip entries' best postings: only for a `bm25` that ranks
     /// postings as the segment's own does ([`Bm25::same_ranking`]), where the best posting's
     /// score is the block's exact maximum.
@@ -242,6 +367,7 @@ impl<'a> TermCursor<'a> {
     }
 
     /// The score bound of a block's entry.
+    #[inline]
     pub fn entry_bound(&self, entry: &SkipEntry, bm25: &Bm25) -> f32 {
         if self.best_postings {
             bm25.score(self.weight, entry.best_freq, entry.best_doc_len)
@@ -251,37 +377,35 @@ impl<'a> TermCursor<'a> {
     }
 
     /// The highest score any posting of the term can have.
-    pub fn max_score(&self, bm25: &Bm25) -> Result<f32, IndexError> {
+    pub fn max_score(&self, bm25: &Bm25) -> f32 {
         let mut max = 0f32;
-        for block in 0..self.blocks {
-            let entry = self.segment.skip_entry(&self.info, block)?;
-            max = max.max(self.entry_bound(&entry, bm25));
+        for block in 0..self.blocks() {
+            max = max.max(self.entry_bound(&self.entry(block), bm25));
         }
-        Ok(max)
+        max
     }
 
     /// Moves the shallow position to the block that holds (or follows) `target`, without
     /// touching the current posting; returns that block's last DID and score bound, or
     /// `None` past the last block.
-    pub fn shallow_advance(
-        &mut self,
-        target: u32,
-        bm25: &Bm25,
-    ) -> Result<Option<(u32, f32)>, IndexError> {
+    #[inline]
+    pub fn shallow_advance(&mut self, target: u32, bm25: &Bm25) -> Option<(u32, f32)> {
         if self.shallow < self.block {
             self.shallow = self.block;
             self.shallow_entry = self.entry;
         }
-        while self.shallow_entry.last_doc < target {
-            if self.shallow + 1 >= self.blocks {
-                return Ok(None);
+        if self.shallow_entry.last_doc < target {
+            let rest = &self.skips[self.shallow + 1..];
+            let ahead = rest.partition_point(|e| SkipEntry::last_doc_of(e) < target);
+            if ahead >= rest.len() {
+                return None;
             }
-            self.shallow += 1;
-            self.shallow_entry = self.segment.skip_entry(&self.info, self.shallow)?;
+            self.shallow += 1 + ahead;
+            self.shallow_entry = self.entry(self.shallow);
         }
-        Ok(Some((
+        Some((
             self.shallow_entry.last_doc,
             self.entry_bound(&self.shallow_entry, bm25),
-        )))
+        ))
     }
 }

@@ -62,8 +62,12 @@ impl TopK {
     pub fn push(&mut self, hit: Hit) {
         if self.heap.len() < self.k {
             self.heap.push(Worst(hit));
-        } else if let Some(mut worst) = self.heap.peek_mut() {
-            if rank(&hit, &worst.0) == Ordering::Less {
+        } else if self
+            .heap
+            .peek()
+            .is_some_and(|worst| rank(&hit, &worst.0) == Ordering::Less)
+        {
+            if let Some(mut worst) = self.heap.peek_mut() {
                 *worst = Worst(hit);
             }
         }

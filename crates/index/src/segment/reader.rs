@@ -227,6 +227,21 @@ impl SegmentReader {
         )
     }
 
+    /// The encoded skip entries of the term `info`, [`SkipEntry::LEN`] bytes each.
+    pub fn term_skip_entries(
+        &self,
+        info: &TermInfo,
+    ) -> Result<&[[u8; SkipEntry::LEN]], IndexError> {
+        let start = info.first_skip as usize * SkipEntry::LEN;
+        let end = start + info.blocks() * SkipEntry::LEN;
+        let bytes = self.skip.as_ref().get(start..end).ok_or_else(|| {
+            IndexError::corrupt(self.file_name(FileKind::Skip), "skip entries past the end")
+        })?;
+        let (entries, rest) = bytes.as_chunks::<{ SkipEntry::LEN }>();
+        debug_assert!(rest.is_empty());
+        Ok(entries)
+    }
+
     /// Skip entry `block` of the term `info`.
     pub fn skip_entry(&self, info: &TermInfo, block: usize) -> Result<SkipEntry, IndexError> {
         SkipEntry::read(

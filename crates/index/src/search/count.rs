@@ -1,0 +1,65 @@
+//! Counting the matches of a flat disjunction without visiting them in order: every DID of
+//! every term is set in a bitset over the segment's DID range, excluded terms' DIDs are
+//! cleared, and the bits are counted. Decoding is the whole cost (no per-document merge
+//! step), which is what a count of a union of frequent terms needs; a sparse union (few
+//! postings for a wide DID range) is left to the document-at-a-time evaluator.
+
+use super::stats::SearchStats;
+use super::term_cursor::TermCursor;
+use crate::segment::SegmentReader;
+use crate::IndexError;
+
+/// Postings per bitset word below which a union is counted document at a time instead.
+const MIN_POSTINGS_PER_WORD: u64 = 1;
+
+/// The matches of the union of `terms` minus those of `excluded`, if the union is dense
+/// enough for a bitset to pay; `None` leaves the count to the caller.
+pub fn count_union(
+    segment: &SegmentReader,
+    terms: &mut [TermCursor<'_>],
+    excluded: &mut [TermCursor<'_>],
+) -> Result<Option<(u64, SearchStats)>, IndexError> {
+    let runs = segment.meta().docs.runs();
+    let (Some(first), Some(last)) = (
+        runs.iter().map(|r| r[0]).min(),
+        runs.iter().map(|r| r[0] + r[1]).max(),
+    ) else {
+        return Ok(Some((0, SearchStats::default())));
+    };
+    let words = (last - first).div_ceil(64) as usize;
+    let postings: u64 = terms.iter().map(|t| u64::from(t.doc_freq())).sum();
+    if postings < MIN_POSTINGS_PER_WORD * words as u64 {
+        return Ok(None);
+    }
+    let mut bits = vec![0u64; words];
+    let mut stats = SearchStats::default();
+    for term in terms.iter_mut() {
+        term.for_each_block(|docs| {
+            for &doc in docs {
+                // A DID outside the segment's range fails `check`; ignore it here.
+                let Some(at) = doc.checked_sub(first) else {
+                    continue;
+                };
+                if let Some(word) = bits.get_mut((at >> 6) as usize) {
+                    *word |= 1 << (at & 63);
+                }
+            }
+        })?;
+        stats += term.stats();
+    }
+    for term in excluded.iter_mut() {
+        term.for_each_block(|docs| {
+            for &doc in docs {
+                let Some(at) = doc.checked_sub(first) else {
+                    continue;
+                };
+                if let Some(word) = bits.get_mut((at >> 6) as usize) {
+                    *word &= !(1 << (at & 63));
+                }
+            }
+        })?;
+        stats += term.stats();
+    }
+    let count = bits.iter().map(|w| u64::from(w.count_ones())).sum();
+    Ok(Some((count, stats)))
+}
