@@ -165,7 +165,14 @@ impl Bm25 {
     /// term of weight `weight` ([`Bm25::idf`]).
     #[inline]
     pub fn score(&self, weight: f32, freq: u32, length: u32) -> f32 {
-        weight - weight / (1f32 + freq as f32 * self.norm_inverse(length))
+        self.score_of_key(weight, self.saturation_key(freq, length))
+    }
+
+    /// The score of a term of weight `weight` for a posting of saturation key `key`
+    /// ([`Bm25::saturation_key`]); `score(w, f, l) == score_of_key(w, saturation_key(f, l))`.
+    #[inline]
+    pub fn score_of_key(&self, weight: f32, key: f32) -> f32 {
+        weight - weight / (1f32 + key)
     }
 
     /// The average document length.

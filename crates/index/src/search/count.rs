@@ -1,9 +1,13 @@
-//! Counting the matches of a flat disjunction without visiting them in order: every DID of
-//! every term is set in a bitset over the segment's DID range, excluded terms' DIDs are
-//! cleared, and the bits are counted. Decoding is the whole cost (no per-document merge
-//! step), which is what a count of a union of frequent terms needs; a sparse union (few
-//! postings for a wide DID range) is left to the document-at-a-time evaluator.
+//! Counting the matches of flat queries without scoring or the general evaluator's tree.
+//!
+//! A disjunction is counted without visiting its matches in order: every DID of every term
+//! is set in a bitset over the segment's DID range, excluded terms' DIDs are cleared, and the
+//! bits are counted. Decoding is the whole cost (no per-document merge step), which is what a
+//! count of a union of frequent terms needs; a sparse union (few postings for a wide DID
+//! range) is left to the document-at-a-time evaluator. A conjunction is counted by
+//! leapfrogging its cursors, rarest first, with the skip entries skipping whole blocks.
 
+use super::intersect;
 use super::stats::SearchStats;
 use super::term_cursor::TermCursor;
 use crate::segment::SegmentReader;
@@ -62,4 +66,33 @@ pub fn count_union(
     }
     let count = bits.iter().map(|w| u64::from(w.count_ones())).sum();
     Ok(Some((count, stats)))
+}
+
+/// The matches of the intersection of `terms` (at least one) minus those of `excluded`.
+pub fn count_intersection(
+    terms: &mut [TermCursor<'_>],
+    excluded: &mut [TermCursor<'_>],
+) -> Result<(u64, SearchStats), IndexError> {
+    terms.sort_by_key(TermCursor::doc_freq);
+    let mut count = 0u64;
+    let mut window = Vec::with_capacity(apcache_codec::BLOCK_LEN);
+    while intersect::next_window(terms, &mut window)? {
+        if excluded.is_empty() {
+            count += window.len() as u64;
+            continue;
+        }
+        'matches: for &doc in &window {
+            for cursor in excluded.iter_mut() {
+                if cursor.advance(doc)? == doc {
+                    continue 'matches;
+                }
+            }
+            count += 1;
+        }
+    }
+    let mut stats = SearchStats::default();
+    for cursor in terms.iter().chain(excluded.iter()) {
+        stats += cursor.stats();
+    }
+    Ok((count, stats))
 }

@@ -6,6 +6,7 @@
 mod bm25;
 mod count;
 mod index_reader;
+mod intersect;
 mod node;
 mod pruned;
 mod searcher;

@@ -10,6 +10,8 @@
 
 use std::collections::HashMap;
 
+use apcache_codec::BLOCK_LEN;
+
 use super::bm25::Bm25;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
@@ -107,6 +109,24 @@ fn can_beat(bound: f64, threshold: Option<f32>) -> bool {
     threshold.is_none_or(|t| bound * (1.0 + BOUND_MARGIN) >= f64::from(t))
 }
 
+/// A saturation key below which a term of weight `weight` scores below `threshold` (see
+/// [`Bm25::saturation_key`]): the score is `weight - weight / (1 + key)`, increasing in the
+/// key, so the key `weight / (weight - threshold) - 1` reaches the threshold. The threshold is
+/// first lowered by a margin far wider than the rounding of the `f32` score, so the floor
+/// never rejects a posting the exact comparison would keep.
+fn key_floor(weight: f32, threshold: Option<f32>) -> f32 {
+    let Some(threshold) = threshold else {
+        return f32::NEG_INFINITY;
+    };
+    let (weight, threshold) = (f64::from(weight), f64::from(threshold));
+    let lowered = threshold - weight.abs() * 1e-5;
+    if !(lowered > 0.0 && lowered < weight) {
+        return f32::NEG_INFINITY;
+    }
+    let key = weight / (weight - lowered) - 1.0;
+    (key * (1.0 - 1e-6)) as f32
+}
+
 /// Sums clause scores in clause order, as the exhaustive evaluator does.
 fn sum_in_order(scores: &[Option<f32>]) -> f32 {
     let mut sum = 0f64;
@@ -200,13 +220,24 @@ fn single_term(
                 continue;
             }
         }
+        // A posting whose saturation key is below `floor` cannot enter the top k: most are
+        // rejected with a multiplication instead of a division.
+        let mut floor = key_floor(weight, top.threshold());
         let (docs, freqs) = cursor.load_block(block)?;
         for (&doc, &freq) in docs.iter().zip(freqs) {
             let length = segment.doc_length_of(doc).unwrap_or(0);
+            let key = bm25.saturation_key(freq, length);
+            if key < floor {
+                continue;
+            }
+            let before = top.threshold();
             top.push(Hit {
                 doc,
-                score: bm25.score(weight, freq, length),
+                score: bm25.score_of_key(weight, key),
             });
+            if top.threshold() != before {
+                floor = key_floor(weight, top.threshold());
+            }
         }
         outcome.evaluated += docs.len() as u64;
     }
@@ -332,7 +363,13 @@ fn clause_stats(clauses: &[Clause<'_>]) -> SearchStats {
     stats
 }
 
-/// Block-max AND over a conjunction.
+/// Block-max AND over a conjunction, a window at a time. A window runs from the lead's
+/// (rarest clause's) current DID to the first end of the clauses' current blocks, so each
+/// clause's postings in it lie in one block and one bound covers it. A window whose bound
+/// cannot beat the threshold is skipped undecoded; in the others the candidates (the lead's
+/// DIDs) are filtered by each other clause in turn, remembering where each match sits in
+/// each clause's block, and only then scored, clause by clause, dropping a match as soon as
+/// its scores so far plus the other clauses' bounds cannot beat the threshold.
 fn block_max_and(
     clauses: &mut [Clause<'_>],
     positions: usize,
@@ -341,81 +378,97 @@ fn block_max_and(
     top: &mut TopK,
 ) -> Result<Outcome, IndexError> {
     clauses.sort_by_key(|c| c.cursor.doc_freq());
-    let mut scores = vec![None; positions];
+    let n = clauses.len();
     let (mut evaluated, mut complete) = (0u64, true);
-    let mut target = 0u32;
-    // The window [.., window_end] whose summed block bounds could beat `window_threshold`:
-    // candidates inside it are not re-examined until the threshold rises.
-    let mut window: Option<(u32, f32)> = None;
-    'candidates: loop {
-        let threshold = top.threshold();
-        if let Some(t) = threshold {
-            let start = target.max(clauses[0].cursor.doc());
-            let known = window.is_some_and(|(end, at)| start <= end && at == t);
-            if !known {
-                // Skip windows whose summed block bounds cannot beat the threshold, before
-                // decoding anything in them.
-                let mut up_to = NO_MORE_DOCS;
-                let mut bound = 0f64;
-                for c in clauses.iter_mut() {
-                    match c.cursor.shallow_advance(start, bm25) {
-                        Some((last, block_bound)) => {
-                            up_to = up_to.min(last);
-                            bound += f64::from(block_bound);
-                        }
-                        None => break 'candidates,
-                    }
+    // The window's candidates: DID, and a row of block indexes (by clause) per candidate.
+    let mut docs: Vec<u32> = Vec::with_capacity(BLOCK_LEN);
+    let mut at: Vec<usize> = Vec::with_capacity(BLOCK_LEN * n);
+    let mut bounds = vec![0f32; n];
+    let mut scores = vec![None; positions];
+    'windows: loop {
+        let start = clauses[0].cursor.doc();
+        if start == NO_MORE_DOCS {
+            break;
+        }
+        let mut up_to = NO_MORE_DOCS;
+        let mut bound = 0f64;
+        for (c, b) in clauses.iter_mut().zip(bounds.iter_mut()) {
+            match c.cursor.shallow_advance(start, bm25) {
+                Some((last, block_bound)) => {
+                    up_to = up_to.min(last);
+                    *b = block_bound;
+                    bound += f64::from(block_bound);
                 }
-                if !can_beat(bound, threshold) {
-                    complete = false;
-                    window = None;
-                    if up_to == NO_MORE_DOCS {
-                        break;
-                    }
-                    target = up_to + 1;
-                    continue;
-                }
-                window = Some((up_to, t));
+                None => break 'windows,
             }
         }
-        // Leapfrog to the next DID every clause holds.
-        let mut doc = clauses[0].cursor.advance(target)?;
-        loop {
-            if doc == NO_MORE_DOCS {
-                break 'candidates;
+        if !can_beat(bound, top.threshold()) {
+            complete = false;
+            if up_to == NO_MORE_DOCS {
+                break;
             }
-            if window.is_some_and(|(end, _)| doc > end) {
-                // Left the window: check the bounds at the new position.
-                target = doc;
-                continue 'candidates;
-            }
-            let mut agreed = true;
-            for i in 1..clauses.len() {
-                let d = clauses[i].cursor.advance(doc)?;
-                if d > doc {
-                    doc = clauses[0].cursor.advance(d)?;
-                    agreed = false;
+            clauses[0].cursor.advance(up_to + 1)?;
+            continue;
+        }
+        let (lead, others) = clauses
+            .split_first_mut()
+            .expect("a conjunction has clauses");
+        let rest = lead.cursor.block_rest();
+        let taken = rest.partition_point(|&d| d <= up_to);
+        let base = lead.cursor.block_position();
+        docs.clear();
+        docs.extend_from_slice(&rest[..taken]);
+        at.clear();
+        at.resize(taken * n, 0);
+        for (i, row) in at.chunks_exact_mut(n).enumerate() {
+            row[0] = base + i;
+        }
+        for (ci, c) in others.iter_mut().enumerate().map(|(i, c)| (i + 1, c)) {
+            let mut kept = 0;
+            for i in 0..docs.len() {
+                let doc = docs[i];
+                let found = c.cursor.advance(doc)?;
+                if found == NO_MORE_DOCS {
                     break;
                 }
+                if found == doc {
+                    docs[kept] = doc;
+                    at.copy_within(i * n..i * n + ci, kept * n);
+                    at[kept * n + ci] = c.cursor.block_position();
+                    kept += 1;
+                }
             }
-            if agreed {
+            docs.truncate(kept);
+            if kept == 0 {
                 break;
             }
         }
-        if !excluded(exclusions, doc)? {
-            for c in clauses.iter_mut() {
-                scores[c.position] = Some(c.cursor.score(bm25)?);
+        'matches: for (i, &doc) in docs.iter().enumerate() {
+            if excluded(exclusions, doc)? {
+                continue;
             }
             evaluated += 1;
+            let mut known = 0f64;
+            let mut unknown = bound;
+            let threshold = top.threshold();
+            let (lead, others) = clauses
+                .split_first_mut()
+                .expect("a conjunction has clauses");
+            for (ci, c) in std::iter::once(lead).chain(others.iter_mut()).enumerate() {
+                let score = c.cursor.score_at(at[i * n + ci], bm25)?;
+                scores[c.position] = Some(score);
+                known += f64::from(score);
+                unknown -= f64::from(bounds[ci]);
+                if !can_beat(known + unknown.max(0.0), threshold) {
+                    continue 'matches;
+                }
+            }
             top.push(Hit {
                 doc,
                 score: sum_in_order(&scores),
             });
         }
-        if doc == NO_MORE_DOCS - 1 {
-            break;
-        }
-        target = doc + 1;
+        clauses[0].cursor.consume(taken)?;
     }
     Ok(Outcome {
         evaluated,

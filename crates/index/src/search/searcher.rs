@@ -117,23 +117,37 @@ impl<'a> Searcher<'a> {
                 }
             }
             if options.k == 0 {
-                if let Some(pruned::Shape::Or(terms, not)) = &shape {
-                    let open = |terms: &[String]| -> Result<Vec<TermCursor>, IndexError> {
-                        let mut cursors = Vec::new();
-                        for term in terms {
-                            if let Some(info) = segment.term(term)? {
-                                cursors.push(TermCursor::new(segment, info, 0.0)?);
-                            }
+                let open = |terms: &[String]| -> Result<(Vec<TermCursor>, bool), IndexError> {
+                    let mut cursors = Vec::new();
+                    for term in terms {
+                        if let Some(info) = segment.term(term)? {
+                            cursors.push(TermCursor::new(segment, info, 0.0)?);
                         }
-                        Ok(cursors)
-                    };
-                    let (mut terms, mut not) = (open(terms)?, open(not)?);
-                    if let Some((count, work)) = count::count_union(segment, &mut terms, &mut not)?
-                    {
-                        total += count;
-                        stats += work;
+                    }
+                    let all = cursors.len() == terms.len();
+                    Ok((cursors, all))
+                };
+                match &shape {
+                    Some(pruned::Shape::Or(terms, not)) => {
+                        let ((mut terms, _), (mut not, _)) = (open(terms)?, open(not)?);
+                        if let Some((count, work)) =
+                            count::count_union(segment, &mut terms, &mut not)?
+                        {
+                            total += count;
+                            stats += work;
+                            continue;
+                        }
+                    }
+                    Some(pruned::Shape::And(terms, not)) => {
+                        let ((mut terms, all), (mut not, _)) = (open(terms)?, open(not)?);
+                        if all {
+                            let (count, work) = count::count_intersection(&mut terms, &mut not)?;
+                            total += count;
+                            stats += work;
+                        }
                         continue;
                     }
+                    None => {}
                 }
             }
             let mut node = compile(segment, query, &weights)?;

@@ -18,6 +18,9 @@ use crate::IndexError;
 /// DID of an exhausted cursor.
 pub const NO_MORE_DOCS: u32 = u32::MAX;
 
+/// DIDs compared with a target at once inside a block (one vector compare).
+const PROBE: usize = 8;
+
 /// One term's postings in one segment.
 pub struct TermCursor<'a> {
     segment: &'a SegmentReader,
@@ -35,7 +38,9 @@ pub struct TermCursor<'a> {
     len: usize,
     pos: usize,
     doc: u32,
-    docs: Box<[u32; BLOCK_LEN]>,
+    /// The block's DIDs, then [`PROBE`] entries of [`NO_MORE_DOCS`] after the last, so that
+    /// a probe never reads past the block.
+    docs: Box<[u32; BLOCK_LEN + PROBE]>,
     freqs: Box<[u32; BLOCK_LEN]>,
     /// Shallow position: the block whose bound [`TermCursor::shallow_advance`] reports.
     shallow: usize,
@@ -79,7 +84,7 @@ impl<'a> TermCursor<'a> {
             len: BLOCK_LEN.min(info.doc_freq as usize),
             pos: 0,
             doc: 0,
-            docs: Box::new([0; BLOCK_LEN]),
+            docs: Box::new([NO_MORE_DOCS; BLOCK_LEN + PROBE]),
             freqs: Box::new([0; BLOCK_LEN]),
             shallow: 0,
             shallow_entry: entry,
@@ -143,6 +148,7 @@ impl<'a> TermCursor<'a> {
         if let Some((docs, _)) = self.direct {
             let start = self.block * BLOCK_LEN;
             self.docs[..self.len].copy_from_slice(&docs[start..start + self.len]);
+            self.docs[self.len..self.len + PROBE].fill(NO_MORE_DOCS);
             return Ok(());
         }
         let at = self.entry.docs_offset as usize;
@@ -154,6 +160,9 @@ impl<'a> TermCursor<'a> {
                 file: self.segment.meta().name.clone(),
                 source,
             })?;
+        if self.len < BLOCK_LEN {
+            self.docs[self.len..self.len + PROBE].fill(NO_MORE_DOCS);
+        }
         Ok(())
     }
 
@@ -198,7 +207,7 @@ impl<'a> TermCursor<'a> {
     }
 
     /// Moves to the next posting; returns its DID or [`NO_MORE_DOCS`].
-    #[inline]
+    #[inline(always)]
     pub fn next_doc(&mut self) -> Result<u32, IndexError> {
         self.pos += 1;
         if self.pos < self.len {
@@ -209,6 +218,7 @@ impl<'a> TermCursor<'a> {
     }
 
     #[cold]
+    #[inline(never)]
     fn next_block(&mut self) -> Result<u32, IndexError> {
         if self.doc == NO_MORE_DOCS || self.block + 1 >= self.blocks() {
             self.exhaust();
@@ -228,23 +238,26 @@ impl<'a> TermCursor<'a> {
 
     /// Moves to the first posting with DID at least `target` (never backwards); returns its
     /// DID or [`NO_MORE_DOCS`]. Blocks that end before `target` are skipped undecoded.
-    #[inline]
+    #[inline(always)]
     pub fn advance(&mut self, target: u32) -> Result<u32, IndexError> {
         if self.doc >= target {
             return Ok(self.doc);
         }
-        if target > self.entry.last_doc {
-            return self.advance_to_block(target);
+        if target <= self.entry.last_doc && self.docs_decoded {
+            self.gallop(target);
+            return Ok(self.doc);
         }
-        if !self.docs_decoded {
-            self.decode_docs()?;
-        }
-        self.gallop(target);
-        Ok(self.doc)
+        self.advance_slow(target)
     }
 
-    /// `advance` for a target past the current block.
-    fn advance_to_block(&mut self, target: u32) -> Result<u32, IndexError> {
+    /// `advance` for a target past the current block (or in a block not decoded yet).
+    #[inline(never)]
+    fn advance_slow(&mut self, target: u32) -> Result<u32, IndexError> {
+        if target <= self.entry.last_doc {
+            self.decode_docs()?;
+            self.gallop(target);
+            return Ok(self.doc);
+        }
         let mut block = self.block + 1;
         // Gallop over the last DIDs, then search the bracket found.
         let blocks = self.blocks();
@@ -281,28 +294,63 @@ impl<'a> TermCursor<'a> {
     }
 
     /// Within the decoded block, whose last DID is at least `target` and whose current DID is
-    /// below it: moves to the first DID at least `target` by galloping from the current
-    /// position.
+    /// below it: moves to the first DID at least `target`. Targets of an intersection are
+    /// usually near, so the next [`PROBE`] DIDs are compared at once (a vector compare)
+    /// before a binary search of the rest.
     #[inline]
     fn gallop(&mut self, target: u32) {
-        let docs = &self.docs[..self.len];
-        let mut low = self.pos; // docs[low] < target
-        let mut step = 1;
-        let high = loop {
-            let probe = low + step;
-            if probe >= docs.len() - 1 {
-                break docs.len() - 1;
-            }
-            if docs[probe] >= target {
-                break probe;
-            }
-            low = probe;
-            step *= 2;
+        let pos = self.pos + 1;
+        let probe: &[u32; PROBE] = self.docs[pos..pos + PROBE].try_into().expect("padded");
+        let below = probe
+            .iter()
+            .map(|&d| usize::from(d < target))
+            .sum::<usize>();
+        self.pos = if below < PROBE {
+            pos + below
+        } else {
+            let rest = &self.docs[pos + PROBE..self.len];
+            pos + PROBE + rest.partition_point(|&d| d < target)
         };
-        // docs[low] < target <= docs[high]
-        let offset = docs[low + 1..high].partition_point(|&d| d < target);
-        self.pos = low + 1 + offset;
-        self.doc = docs[self.pos];
+        self.doc = self.docs[self.pos];
+    }
+
+    /// The DIDs of the current block from the current posting on (empty once exhausted).
+    #[inline]
+    pub fn block_rest(&self) -> &[u32] {
+        if self.doc == NO_MORE_DOCS {
+            return &[];
+        }
+        &self.docs[self.pos..self.len]
+    }
+
+    /// Index of the current posting in its block.
+    #[inline]
+    pub fn block_position(&self) -> usize {
+        self.pos
+    }
+
+    /// BM25 score of the posting at index `at` of the current block (DIDs decoded).
+    #[inline]
+    pub fn score_at(&mut self, at: usize, bm25: &Bm25) -> Result<f32, IndexError> {
+        if !self.freqs_decoded {
+            self.decode_freqs()?;
+        }
+        let doc = self.docs[at];
+        let length = self.segment.doc_length_of(doc).unwrap_or(0);
+        Ok(bm25.score(self.weight, self.freqs[at], length))
+    }
+
+    /// Moves `n` postings ahead inside the current block ([`TermCursor::block_rest`] shrinks
+    /// by `n`); past its end, to the first posting of the next block.
+    #[inline]
+    pub fn consume(&mut self, n: usize) -> Result<u32, IndexError> {
+        self.pos += n;
+        if self.pos < self.len {
+            self.doc = self.docs[self.pos];
+            return Ok(self.doc);
+        }
+        self.pos = self.len - 1;
+        self.next_block()
     }
 
     /// Frequency of the current posting.

@@ -1,0 +1,61 @@
+//! Times queries over an index, for profiling the evaluators without the CLI:
+//! `cargo run --release -p apcache-index --example time_queries -- INDEX FILE [ROUNDS]`, where
+//! FILE holds `TOP_10|TOP_1000|COUNT<TAB>query` lines. Prints the mean latency per mode.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use apcache_index::query::{parse_query, DefaultOperator};
+use apcache_index::search::{IndexReader, SearchOptions, SearchStats, Searcher};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(index), Some(file)) = (args.get(1), args.get(2)) else {
+        return Err("usage: time_queries INDEX FILE [ROUNDS]".into());
+    };
+    let rounds: usize = args.get(3).map_or(Ok(1), |r| r.parse())?;
+    let reader = IndexReader::open(std::path::Path::new(index))?;
+    let analyzer = reader.analyzer();
+    let searcher = Searcher::new(&reader);
+    let mut queries = Vec::new();
+    for line in std::fs::read_to_string(file)?.lines() {
+        let Some((mode, text)) = line.split_once('\t') else {
+            continue;
+        };
+        let (k, count) = match mode {
+            "COUNT" => (0, true),
+            "TOP_10" => (10, false),
+            "TOP_1000" => (1000, false),
+            _ => continue,
+        };
+        if let Ok(query) = parse_query(text, &analyzer, DefaultOperator::Or) {
+            let options = SearchOptions {
+                k,
+                count,
+                ..SearchOptions::default()
+            };
+            queries.push((mode.to_string(), query, options));
+        }
+    }
+    let mut totals: BTreeMap<String, (f64, usize, SearchStats)> = BTreeMap::new();
+    for _ in 0..rounds {
+        for (mode, query, options) in &queries {
+            let start = Instant::now();
+            let result = searcher.search(query, options)?;
+            let took = start.elapsed().as_secs_f64() * 1e6;
+            let entry = totals.entry(mode.clone()).or_default();
+            entry.0 += took;
+            entry.1 += 1;
+            entry.2 += result.stats;
+        }
+    }
+    for (mode, (micros, n, stats)) in totals {
+        println!(
+            "{mode}: {n} queries, mean {:.1} us, blocks decoded {:.1}/query, skipped {:.1}/query",
+            micros / n as f64,
+            stats.blocks_decoded as f64 / n as f64,
+            stats.blocks_skipped as f64 / n as f64
+        );
+    }
+    Ok(())
+}
