@@ -11,6 +11,7 @@ use apcache_index::search::{
     Bm25, Hit, IndexReader, LoadMode, Norms, Scoring, SearchOptions, Searcher,
 };
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 
 /// Words with skewed frequencies (word i appears with probability about 1/(i+1)).
 const VOCABULARY: [&str; 10] = [
@@ -297,4 +298,50 @@ proptest! {
             }
         }
     }
+}
+
+/// Many query threads over one open reader return what one thread returns.
+#[test]
+fn query_threads_share_one_reader() {
+    fn assert_shareable<T: Send + Sync>() {}
+    assert_shareable::<IndexReader>();
+    let f = fixture(7, 3000, true);
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut queries: Vec<Query> = (0..64)
+        .map(|_| flat_query().new_tree(&mut runner).unwrap().current())
+        .collect();
+    queries.extend((0..32).map(|_| query().new_tree(&mut runner).unwrap().current()));
+    let options = [
+        SearchOptions::default(),
+        SearchOptions {
+            k: 0,
+            count: true,
+            ..SearchOptions::default()
+        },
+        SearchOptions {
+            k: 100,
+            ..SearchOptions::default()
+        },
+    ];
+    let run_all = |reader: &IndexReader| -> Vec<(u64, Vec<(u32, u32)>)> {
+        let searcher = Searcher::new(reader);
+        let mut out = Vec::new();
+        for q in &queries {
+            for o in &options {
+                let r = searcher.search(q, o).unwrap();
+                out.push((
+                    r.total_hits,
+                    r.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect(),
+                ));
+            }
+        }
+        out
+    };
+    let want = run_all(&f.reader);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4).map(|_| scope.spawn(|| run_all(&f.reader))).collect();
+        for handle in handles {
+            assert_eq!(handle.join().unwrap(), want);
+        }
+    });
 }

@@ -1,6 +1,7 @@
 //! Running a query over an open index: compile the query tree into [`Node`]s per segment, then
 //! count, rank exhaustively, or rank with dynamic pruning where the query's shape allows it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -57,15 +58,37 @@ pub struct SearchResult {
     pub stats: SearchStats,
 }
 
-/// Evaluates queries over one index. Cheap to create; holds per-query state only.
+/// Evaluates queries over one index. Cheap to create (one per thread is the intended use);
+/// holds the default scorer, so that a query does not rebuild its norm table.
 pub struct Searcher<'a> {
     reader: &'a IndexReader,
+    default_bm25: Bm25,
 }
 
 impl<'a> Searcher<'a> {
     /// A searcher over `reader`.
     pub fn new(reader: &'a IndexReader) -> Searcher<'a> {
-        Searcher { reader }
+        let defaults = SearchOptions::default();
+        let default_bm25 = Bm25::new(
+            defaults.scoring,
+            defaults.norms,
+            reader.doc_count(),
+            reader.total_tokens(),
+        );
+        Searcher {
+            reader,
+            default_bm25,
+        }
+    }
+
+    /// The scorer for `options`, built only when it is not the default one.
+    fn scorer(&self, options: &SearchOptions) -> Cow<'_, Bm25> {
+        let defaults = SearchOptions::default();
+        if (options.scoring, options.norms) == (defaults.scoring, defaults.norms) {
+            Cow::Borrowed(&self.default_bm25)
+        } else {
+            Cow::Owned(self.bm25(options))
+        }
     }
 
     /// The scorer for `options`.
@@ -84,12 +107,6 @@ impl<'a> Searcher<'a> {
         query: &Query,
         options: &SearchOptions,
     ) -> Result<SearchResult, IndexError> {
-        let bm25 = self.bm25(options);
-        let mut weights = HashMap::new();
-        for term in query.terms() {
-            let df = self.reader.doc_freq(term)?;
-            weights.insert(term.to_string(), bm25.idf(df));
-        }
         // A single term's count is its document frequency (an index has no deletions).
         if let (Query::Term(term), 0) = (query, options.k) {
             return Ok(SearchResult {
@@ -98,6 +115,13 @@ impl<'a> Searcher<'a> {
                 hits: Vec::new(),
                 stats: SearchStats::default(),
             });
+        }
+        let bm25 = self.scorer(options);
+        let bm25 = bm25.as_ref();
+        let mut weights = HashMap::new();
+        for term in query.terms() {
+            let df = self.reader.doc_freq(term)?;
+            weights.insert(term.to_string(), bm25.idf(df));
         }
         let mut top = TopK::new(options.k);
         let mut total = 0u64;

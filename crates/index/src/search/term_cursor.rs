@@ -140,6 +140,7 @@ impl<'a> TermCursor<'a> {
         }
     }
 
+    #[inline(never)]
     fn decode_docs(&mut self) -> Result<(), IndexError> {
         self.blocks_decoded += 1;
         self.postings_decoded += self.len as u64;
@@ -166,6 +167,7 @@ impl<'a> TermCursor<'a> {
         Ok(())
     }
 
+    #[inline(never)]
     fn decode_freqs(&mut self) -> Result<(), IndexError> {
         self.freqs_decoded = true;
         if let Some((_, freqs)) = self.direct {
@@ -354,7 +356,7 @@ impl<'a> TermCursor<'a> {
     }
 
     /// Frequency of the current posting.
-    #[inline]
+    #[inline(always)]
     pub fn freq(&mut self) -> Result<u32, IndexError> {
         if !self.freqs_decoded {
             self.decode_freqs()?;
@@ -363,7 +365,7 @@ impl<'a> TermCursor<'a> {
     }
 
     /// BM25 score of the current posting.
-    #[inline]
+    #[inline(always)]
     pub fn score(&mut self, bm25: &Bm25) -> Result<f32, IndexError> {
         let freq = self.freq()?;
         let length = self.segment.doc_length_of(self.doc).unwrap_or(0);
