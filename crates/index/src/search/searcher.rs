@@ -131,9 +131,9 @@ impl<'a> Searcher<'a> {
         for (i, segment) in self.reader.segments().iter().enumerate() {
             if options.pruning && !options.count && options.k > 0 {
                 if let Some(shape) = &shape {
-                    let best_postings = self.reader.best_postings_apply(i, &bm25);
+                    let best_postings = self.reader.best_postings_apply(i, bm25);
                     let outcome =
-                        pruned::search(segment, shape, &weights, &bm25, best_postings, &mut top)?;
+                        pruned::search(segment, shape, &weights, bm25, best_postings, &mut top)?;
                     total += outcome.evaluated;
                     exact &= outcome.complete;
                     stats += outcome.stats;
@@ -184,7 +184,7 @@ impl<'a> Searcher<'a> {
             } else {
                 while doc != NO_MORE_DOCS {
                     total += 1;
-                    let score = node.score(&bm25)?;
+                    let score = node.score(bm25)?;
                     top.push(Hit { doc, score });
                     doc = node.next_doc()?;
                 }
