@@ -1,7 +1,10 @@
 //! The real query sets of `../shared/queries`: luceneutil task files (`Class: query # notes`)
-//! and the search-benchmark-game's JSON lines (`{"query": .., "tags": [..]}`).
+//! and the search-benchmark-game's JSON lines (`{"query": .., "tags": [..]}`), selected by
+//! class. [`crate::query_files`] reads whole query files of any format.
 
 use std::path::{Path, PathBuf};
+
+use crate::query_files::{parse_json_line, parse_task_line};
 
 /// The luceneutil task classes of single terms, conjunctions and disjunctions.
 pub const TERM_AND_OR_CLASSES: [&str; 9] = [
@@ -44,25 +47,20 @@ pub fn luceneutil_tasks(
     let text = std::fs::read_to_string(path)?;
     let mut out: Vec<QuerySpec> = Vec::new();
     for line in text.lines() {
-        let Some((class, rest)) = line.split_once(':') else {
+        if line.starts_with('#') {
+            continue;
+        }
+        let Some(spec) = parse_task_line(line) else {
             continue;
         };
-        if line.starts_with('#') || !classes.contains(&class.trim()) {
+        if !classes.contains(&spec.class.as_str()) {
             continue;
         }
-        let query = rest.split(" #").next().unwrap_or("").trim();
-        let class = class.trim();
-        let taken = out.iter().filter(|q| q.class == class).count();
-        if query.is_empty()
-            || taken >= per_class
-            || out.iter().any(|q| q.class == class && q.text == query)
-        {
+        let taken = out.iter().filter(|q| q.class == spec.class).count();
+        if spec.text.is_empty() || taken >= per_class || out.contains(&spec) {
             continue;
         }
-        out.push(QuerySpec {
-            class: class.to_string(),
-            text: query.to_string(),
-        });
+        out.push(spec);
     }
     Ok(out)
 }
@@ -77,17 +75,13 @@ pub fn search_benchmark_game(
     let text = std::fs::read_to_string(path)?;
     let mut out: Vec<QuerySpec> = Vec::new();
     for line in text.lines() {
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+        let Some(spec) = parse_json_line(line) else {
             continue;
         };
-        let (Some(query), Some(tag)) = (value["query"].as_str(), value["tags"][0].as_str()) else {
-            continue;
-        };
-        if tags.contains(&tag) && out.iter().filter(|q| q.class == tag).count() < limit {
-            out.push(QuerySpec {
-                class: tag.to_string(),
-                text: query.to_string(),
-            });
+        if tags.contains(&spec.class.as_str())
+            && out.iter().filter(|q| q.class == spec.class).count() < limit
+        {
+            out.push(spec);
         }
     }
     Ok(out)

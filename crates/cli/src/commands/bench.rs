@@ -8,9 +8,10 @@ use apcache_bench::codec_bench::{self, CodecBenchConfig};
 use apcache_bench::index_bench::{self, IndexBenchConfig};
 use apcache_bench::posting_lists::PostingLists;
 use apcache_index::analyzer::Analyzer;
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 
 use super::read_documents;
+use super::search::QueryArgs;
 
 /// The benchmarks.
 #[derive(Debug, Subcommand)]
@@ -22,6 +23,69 @@ pub enum BenchCommand {
     Index(IndexBenchArgs),
     /// Query latency of apcache beside tantivy 0.27 and Lucene 9.12, same documents and queries.
     Peers(PeersArgs),
+    /// Throughput and latency of a query file over an index, per repetition.
+    Queries(QueriesArgs),
+}
+
+/// Query file formats.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FormatArg {
+    /// By the file name, else by the first lines.
+    Auto,
+    /// luceneutil tasks, `Class: query # comment`.
+    Tasks,
+    /// search-benchmark-game JSON lines, `{"query": .., "tags": [..]}`.
+    Jsonl,
+    /// TREC topics, `id<TAB>query` or `id:query`.
+    Trec,
+    /// One query per line.
+    Plain,
+}
+
+/// Options of `apcache bench queries`.
+#[derive(Debug, Args)]
+pub struct QueriesArgs {
+    /// Index directory.
+    dir: PathBuf,
+    /// The query file (`apcache workload` writes one).
+    #[arg(long)]
+    queries: PathBuf,
+    /// Its format.
+    #[arg(long, value_enum, default_value = "auto")]
+    format: FormatArg,
+    /// Query threads sharing the index.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Hits per query.
+    #[arg(short, default_value_t = 1024)]
+    k: usize,
+    /// Count every match exactly (no pruning).
+    #[arg(long)]
+    count: bool,
+    /// Unmeasured repetitions of the whole list first.
+    #[arg(long, default_value_t = 0)]
+    warmup: usize,
+    /// Measured repetitions, each reported.
+    #[arg(long, default_value_t = 2)]
+    repeat: usize,
+    /// Before each repetition, drop the index's files from the page cache (posix_fadvise
+    /// DONTNEED) and reopen it.
+    #[arg(long)]
+    cold: bool,
+    /// Print one JSON document instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Also write one CSV row per repetition to this file.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Also draw QPS and p99 latency per repetition into this PNG file.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// TrueType font for the figure's text (default: $APCACHE_FONT, else a system font).
+    #[arg(long)]
+    font: Option<PathBuf>,
+    #[command(flatten)]
+    query_args: QueryArgs,
 }
 
 /// Options of `apcache bench peers`.
@@ -115,7 +179,90 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Codecs(args) => codecs(args),
         BenchCommand::Index(args) => index(args),
         BenchCommand::Peers(args) => peers(args),
+        BenchCommand::Queries(args) => queries(args),
     }
+}
+
+fn queries(args: QueriesArgs) -> anyhow::Result<()> {
+    use apcache_bench::plot::plot_repetitions;
+    use apcache_bench::query_files::{read_query_file, QueryFormat};
+    use apcache_bench::query_harness::{run_queries, HarnessConfig, HarnessEvent};
+    use indicatif::{ProgressBar, ProgressStyle};
+    if args.threads == 0 || args.repeat == 0 {
+        anyhow::bail!("--threads and --repeat must be at least 1");
+    }
+    let format = match args.format {
+        FormatArg::Auto => QueryFormat::Auto,
+        FormatArg::Tasks => QueryFormat::Tasks,
+        FormatArg::Jsonl => QueryFormat::Jsonl,
+        FormatArg::Trec => QueryFormat::Trec,
+        FormatArg::Plain => QueryFormat::Plain,
+    };
+    let file = read_query_file(&args.queries, format)?;
+    if !args.json {
+        eprintln!(
+            "{}: {} queries, read as {}{}",
+            args.queries.display(),
+            file.queries.len(),
+            file.format.name(),
+            if file.malformed_lines.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} malformed lines left out (first: line {})",
+                    file.malformed_lines.len(),
+                    file.malformed_lines[0]
+                )
+            }
+        );
+    }
+    let config = HarnessConfig {
+        threads: args.threads,
+        options: args.query_args.options(args.k, args.count),
+        default_operator: args.query_args.default_operator(),
+        warmup: args.warmup,
+        repeat: args.repeat,
+        load: args.query_args.load_mode(),
+        cold: args.cold,
+    };
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(0)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>16} {bar:40} {pos}/{len} queries ({per_sec}, {eta})")
+            .expect("valid template"),
+    );
+    let report = run_queries(&args.dir, &file.queries, &config, |event| match event {
+        HarnessEvent::Started { label, queries } => {
+            bar.reset();
+            bar.set_length(*queries as u64);
+            bar.set_message(label.clone());
+        }
+        HarnessEvent::Done(done) => bar.set_position(*done as u64),
+        HarnessEvent::Finished => {}
+    })
+    .with_context(|| format!("cannot run the queries on {}", args.dir.display()))?;
+    bar.finish_and_clear();
+    if let Some(path) = &args.csv {
+        std::fs::write(path, report.to_csv())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.plot {
+        plot_repetitions(&report, path, args.font.as_deref())?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.to_text());
+        for (what, path) in [("CSV", &args.csv), ("figure", &args.plot)] {
+            if let Some(path) = path {
+                println!("{what}: {}", path.display());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn peers(args: PeersArgs) -> anyhow::Result<()> {

@@ -2,11 +2,13 @@
 
 mod bench;
 mod check;
+mod experiment;
 mod index;
 mod merge;
 mod search;
 mod serve_stdin;
 mod stats;
+mod workload;
 
 use clap::Subcommand;
 
@@ -25,9 +27,14 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Counts and sizes of an index.
     Stats(stats::StatsArgs),
-    /// Benchmarks: codecs (more to come).
+    /// Write a query workload: terms of one document-frequency class of an index.
+    Workload(workload::WorkloadArgs),
+    /// Benchmarks: codecs, indexing, queries, and the peers.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// The seeds' studies, each as one command that writes tables and figures.
+    #[command(subcommand)]
+    Experiment(experiment::ExperimentCommand),
 }
 
 /// Runs a parsed subcommand.
@@ -39,7 +46,9 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Merge(args) => merge::run(args),
         Command::Check(args) => check::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Workload(args) => workload::run(args),
         Command::Bench(bench) => bench::run(bench),
+        Command::Experiment(experiment) => experiment::run(experiment),
     }
 }
 

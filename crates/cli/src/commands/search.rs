@@ -69,11 +69,16 @@ pub enum LoadArg {
 impl QueryArgs {
     /// Opens the index in `dir` as `--load` says.
     pub fn open(&self, dir: &std::path::Path) -> anyhow::Result<IndexReader> {
-        let mode = match self.load {
+        IndexReader::open_with(dir, self.load_mode())
+            .with_context(|| format!("cannot open {}", dir.display()))
+    }
+
+    /// How to read the index, as `--load` says.
+    pub fn load_mode(&self) -> LoadMode {
+        match self.load {
             LoadArg::Mmap => LoadMode::Mmap,
             LoadArg::Direct => LoadMode::Direct,
-        };
-        IndexReader::open_with(dir, mode).with_context(|| format!("cannot open {}", dir.display()))
+        }
     }
 
     /// The default operator.

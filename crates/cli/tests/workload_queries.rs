@@ -1,0 +1,115 @@
+//! `apcache workload` then `apcache bench queries` on an index of the bundled sample: the
+//! workload is reproducible by seed, every query of it parses, and the harness reports every
+//! repetition as JSON and CSV.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn apcache(args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_apcache"))
+        .args(args)
+        .output()
+        .expect("run apcache");
+    assert!(
+        output.status.success(),
+        "apcache {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/enwiki-sample.tsv")
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+#[test]
+fn workload_then_bench_queries() {
+    let scratch = tempfile::tempdir().unwrap();
+    let index = scratch.path().join("index");
+    // Stemmed: terms a second stemming would change are left out of workloads.
+    apcache(&["index", path(&sample()), "-o", path(&index), "--stem"]);
+
+    let workload = |seed: &str, out: &Path| {
+        let output = apcache(&[
+            "workload",
+            path(&index),
+            "--type",
+            "or",
+            "--class",
+            "M",
+            "--count",
+            "300",
+            "--seed",
+            seed,
+            "-o",
+            path(out),
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(stderr.contains("thresholds"), "{stderr}");
+        std::fs::read_to_string(out).unwrap()
+    };
+    let w1 = scratch.path().join("w1.txt");
+    let first = workload("3", &w1);
+    assert_eq!(first.lines().count(), 300);
+    assert!(first.lines().all(|l| l.split(' ').count() == 2), "{first}");
+    assert_eq!(workload("3", &scratch.path().join("w2.txt")), first);
+    assert_ne!(workload("4", &scratch.path().join("w3.txt")), first);
+
+    let csv = scratch.path().join("r.csv");
+    let output = apcache(&[
+        "bench",
+        "queries",
+        path(&index),
+        "--queries",
+        path(&w1),
+        "--threads",
+        "2",
+        "--warmup",
+        "1",
+        "--repeat",
+        "2",
+        "--json",
+        "--csv",
+        path(&csv),
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(report["queries"], 300);
+    assert_eq!(report["skipped"], 0);
+    assert_eq!(report["threads"], 2);
+    assert_eq!(report["options"]["k"], 1024);
+    let repetitions = report["repetitions"].as_array().unwrap();
+    assert_eq!(repetitions.len(), 2);
+    for r in repetitions {
+        assert_eq!(r["queries"], 300);
+        assert!(r["qps"].as_f64().unwrap() > 0.0);
+        let p = |field: &str| r[field].as_f64().unwrap();
+        assert!(p("p50_us") <= p("p99_us") && p("p99_us") <= p("p999_us"));
+        assert!(r["total_hits"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(repetitions[0]["total_hits"], repetitions[1]["total_hits"]);
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(csv.starts_with("index,load,threads,k,"));
+
+    let output = apcache(&[
+        "bench",
+        "queries",
+        path(&index),
+        "--queries",
+        path(&w1),
+        "--format",
+        "plain",
+        "--repeat",
+        "1",
+        "--cold",
+    ]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("cold: ") && text.contains("cached at start"),
+        "{text}"
+    );
+}
