@@ -445,8 +445,16 @@ impl<'a> TermCursor<'a> {
             self.shallow_entry = self.entry;
         }
         if self.shallow_entry.last_doc < target {
+            // Usually the next block or the one after; else search the rest.
             let rest = &self.skips[self.shallow + 1..];
-            let ahead = rest.partition_point(|e| SkipEntry::last_doc_of(e) < target);
+            let near = rest.len().min(2);
+            let ahead = match rest[..near]
+                .iter()
+                .position(|e| SkipEntry::last_doc_of(e) >= target)
+            {
+                Some(i) => i,
+                None => near + rest[near..].partition_point(|e| SkipEntry::last_doc_of(e) < target),
+            };
             if ahead >= rest.len() {
                 return None;
             }
