@@ -8,7 +8,10 @@
 //! directory such as tmpfs, and a second directory, the tier). Every configuration reads the
 //! same workload files, generated once from the first configuration's vocabulary (the terms
 //! and their document frequencies do not depend on the codec). The repetition reported is the
-//! last one (the seeds measure the second, warm repetition).
+//! last one (the seeds measure the second, warm repetition); a repetition passes over the
+//! workload as many times as it takes to last at least [`CodecExperimentConfig`]'s
+//! `min_repetition_s` (a class whose queries take microseconds is otherwise timed over
+//! milliseconds).
 //!
 //! Hardware performance counters would give the seeds' top-down breakdown; where `perf stat`
 //! cannot count instructions (virtual machines), the experiment can instead count
@@ -74,6 +77,9 @@ pub struct CodecExperimentConfig {
     pub warmup: usize,
     /// Measured repetitions (the last is reported).
     pub repeat: usize,
+    /// Least wall time of a measured repetition, seconds: a repetition makes as many passes
+    /// over the workload as a first timed pass says it takes to last this long.
+    pub min_repetition_s: f64,
     /// Indexing threads.
     pub index_threads: usize,
     /// Indexing memory budget, bytes.
@@ -97,6 +103,7 @@ impl Default for CodecExperimentConfig {
             seed: 1,
             warmup: 1,
             repeat: 2,
+            min_repetition_s: 0.25,
             index_threads: 2,
             memory_budget: 256 << 20,
             cachegrind: None,
@@ -140,8 +147,10 @@ pub struct QueryRow {
     pub workload: String,
     /// Postings size over Base's (the x of the seeds' figures).
     pub postings_fraction: f64,
-    /// Queries run.
+    /// Queries run in the reported repetition.
     pub queries: usize,
+    /// Passes over the workload that repetition made.
+    pub passes: usize,
     /// Queries per second.
     pub qps: f64,
     /// Mean latency, microseconds.
@@ -191,6 +200,8 @@ pub struct CodecExperimentReport {
     pub k: usize,
     /// Workload seed.
     pub seed: u64,
+    /// Least wall time of a measured repetition, seconds.
+    pub min_repetition_s: f64,
     /// Class thresholds used (df of H at least `h_min`, of L below `l_max`).
     pub thresholds: Thresholds,
     /// Placements.
@@ -338,8 +349,27 @@ pub fn run(
         for (c, (name, codec)) in config.configurations.iter().enumerate() {
             for (workload, specs) in &workloads {
                 progress(&format!("{}: {name}: {workload}", placement.label));
-                let report =
-                    run_queries(&index_dir(p, codec), specs, &harness, |_: &HarnessEvent| {})?;
+                let dir = index_dir(p, codec);
+                // A pass over the workload, timed, decides how many passes a measured
+                // repetition makes: cheap classes (a few microseconds a query) would otherwise
+                // be timed over a few milliseconds, which this kind of machine cannot do
+                // steadily. The warm-up repetitions run the same passes.
+                let probe = HarnessConfig {
+                    warmup: 0,
+                    repeat: 1,
+                    ..harness
+                };
+                let first = run_queries(&dir, specs, &probe, |_: &HarnessEvent| {})?;
+                let wall = first.repetitions.first().map_or(0.0, |r| r.wall_s);
+                let passes =
+                    ((config.min_repetition_s / wall.max(1e-6)).ceil() as usize).clamp(1, 1000);
+                let cycled: Vec<QuerySpec> = specs
+                    .iter()
+                    .cycle()
+                    .take(specs.len() * passes)
+                    .cloned()
+                    .collect();
+                let report = run_queries(&dir, &cycled, &harness, |_: &HarnessEvent| {})?;
                 let last = report.repetitions.last().ok_or_else(|| {
                     ExperimentError::Config("the harness measured no repetition".into())
                 })?;
@@ -350,6 +380,7 @@ pub fn run(
                     workload: workload.clone(),
                     postings_fraction: sizes[c].postings_fraction,
                     queries: last.queries,
+                    passes,
                     qps: last.qps,
                     mean_us: last.mean_us,
                     p50_us: last.p50_us,
@@ -412,6 +443,7 @@ pub fn run(
         rp: config.rp,
         k: config.k,
         seed: config.seed,
+        min_repetition_s: config.min_repetition_s,
         thresholds,
         placements: config.placements.clone(),
         sizes,
@@ -578,6 +610,11 @@ impl CodecExperimentReport {
             self.thresholds.h_min,
             self.thresholds.l_max
         );
+        out += &format!(
+            "each measured repetition passes over its workload until it lasts at least {} s \
+             (passes per run in the CSV and JSON); the last repetition is reported\n",
+            self.min_repetition_s
+        );
         for p in &self.placements {
             out += &format!("placement {}: {} ({})\n", p.label, p.dir.display(), p.note);
         }
@@ -681,16 +718,17 @@ impl CodecExperimentReport {
     /// One CSV row per run.
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
-            "placement,configuration,workload,postings_fraction,queries,qps,mean_us,p50_us,p99_us,p999_us,postings_per_query,skipped_per_query,total_hits\n",
+            "placement,configuration,workload,postings_fraction,queries,passes,qps,mean_us,p50_us,p99_us,p999_us,postings_per_query,skipped_per_query,total_hits\n",
         );
         for r in &self.runs {
             out += &format!(
-                "{},{},{},{:.4},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{}\n",
+                "{},{},{},{:.4},{},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{}\n",
                 r.placement,
                 r.configuration,
                 r.workload,
                 r.postings_fraction,
                 r.queries,
+                r.passes,
                 r.qps,
                 r.mean_us,
                 r.p50_us,

@@ -41,6 +41,7 @@ fn every_configuration_is_measured_and_sizes_are_ordered() {
         queries: 40,
         warmup: 0,
         repeat: 1,
+        min_repetition_s: 0.0,
         memory_budget: 64 << 20,
         ..CodecExperimentConfig::default()
     };
@@ -69,7 +70,8 @@ fn every_configuration_is_measured_and_sizes_are_ordered() {
     // workload whatever the codec or placement.
     assert_eq!(report.runs.len(), 7 * 6 * 2);
     for run in &report.runs {
-        assert_eq!(run.queries, 40, "{run:?}");
+        assert_eq!(run.queries, 40 * run.passes, "{run:?}");
+        assert_eq!(run.passes, 1, "{run:?}");
         assert!(run.qps > 0.0 && run.qps.is_finite(), "{run:?}");
         assert!(
             run.p50_us <= run.p99_us && run.p99_us <= run.p999_us,
