@@ -38,34 +38,35 @@ pub fn count_union(
     let mut bits = vec![0u64; words];
     let mut stats = SearchStats::default();
     for term in terms.iter_mut() {
-        term.for_each_block(|docs| {
-            for &doc in docs {
-                // A DID outside the segment's range fails `check`; ignore it here.
-                let Some(at) = doc.checked_sub(first) else {
-                    continue;
-                };
-                if let Some(word) = bits.get_mut((at >> 6) as usize) {
-                    *word |= 1 << (at & 63);
-                }
-            }
-        })?;
-        stats += term.stats();
+        stats += mark(term, first, &mut bits, |word, bit| *word |= bit)?;
     }
     for term in excluded.iter_mut() {
-        term.for_each_block(|docs| {
-            for &doc in docs {
-                let Some(at) = doc.checked_sub(first) else {
-                    continue;
-                };
-                if let Some(word) = bits.get_mut((at >> 6) as usize) {
-                    *word &= !(1 << (at & 63));
-                }
-            }
-        })?;
-        stats += term.stats();
+        stats += mark(term, first, &mut bits, |word, bit| *word &= !bit)?;
     }
     let count = bits.iter().map(|w| u64::from(w.count_ones())).sum();
     Ok(Some((count, stats)))
+}
+
+/// Applies `apply` to the bitset word and bit of every DID of `term` (relative to `first`);
+/// returns the cursor's work.
+fn mark(
+    term: &mut TermCursor<'_>,
+    first: u32,
+    bits: &mut [u64],
+    apply: impl Fn(&mut u64, u64),
+) -> Result<SearchStats, IndexError> {
+    term.for_each_block(|docs| {
+        for &doc in docs {
+            // A DID outside the segment's range fails `check`; ignore it here.
+            let Some(at) = doc.checked_sub(first) else {
+                continue;
+            };
+            if let Some(word) = bits.get_mut((at >> 6) as usize) {
+                apply(word, 1 << (at & 63));
+            }
+        }
+    })?;
+    Ok(term.stats())
 }
 
 /// The matches of the intersection of `terms` (at least one) minus those of `excluded`.
