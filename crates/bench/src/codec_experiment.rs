@@ -546,14 +546,7 @@ fn cachegrind(
 fn size_of(dir: &Path, name: &str, codec: &str, build_s: f64) -> Result<SizeRow, ExperimentError> {
     use apcache_index::format::FileKind;
     let manifest = Manifest::load(dir)?;
-    let bytes = |kind: FileKind| -> u64 {
-        manifest
-            .segments
-            .iter()
-            .filter_map(|s| s.file(kind))
-            .map(|f| f.bytes)
-            .sum()
-    };
+    let bytes = |kind: FileKind| manifest.file_bytes(kind);
     let docs_bytes = manifest.segments.iter().map(|s| s.docs_bytes).sum();
     let freqs_bytes = manifest.segments.iter().map(|s| s.freqs_bytes).sum();
     let skip_bytes = bytes(FileKind::Skip);

@@ -46,6 +46,15 @@ impl Manifest {
         self.segments.iter().map(|s| u64::from(s.documents())).sum()
     }
 
+    /// Bytes of the files of `kind` over all segments.
+    pub fn file_bytes(&self, kind: FileKind) -> u64 {
+        self.segments
+            .iter()
+            .filter_map(|s| s.file(kind))
+            .map(|f| f.bytes)
+            .sum()
+    }
+
     /// Reads and verifies the manifest of `dir`.
     pub fn load(dir: &Path) -> Result<Manifest, IndexError> {
         let path = dir.join(MANIFEST);

@@ -24,13 +24,10 @@ pub fn run(args: StatsArgs) -> anyhow::Result<()> {
         Manifest::load(&args.dir).with_context(|| format!("cannot open {}", args.dir.display()))?;
     let mut bytes = serde_json::Map::new();
     for kind in FileKind::SEGMENT_FILES {
-        let total: u64 = manifest
-            .segments
-            .iter()
-            .filter_map(|s| s.file(kind))
-            .map(|f| f.bytes)
-            .sum();
-        bytes.insert(kind.extension().to_string(), json!(total));
+        bytes.insert(
+            kind.extension().to_string(),
+            json!(manifest.file_bytes(kind)),
+        );
     }
     let docs_bytes: u64 = manifest.segments.iter().map(|s| s.docs_bytes).sum();
     let freqs_bytes: u64 = manifest.segments.iter().map(|s| s.freqs_bytes).sum();

@@ -65,11 +65,10 @@ fn filter(cursor: &mut TermCursor<'_>, candidates: &mut Vec<u32>) -> Result<(), 
             j += usize::from(y <= x);
         }
         kept = k;
-        if j == block.len() {
-            cursor.consume(j)?;
-        } else {
-            // Candidates ran out inside the block: stay on the first DID not passed.
-            cursor.consume(j)?;
+        let inside = j < block.len();
+        // Past the block, or (candidates ran out inside it) on the first DID not passed.
+        cursor.consume(j)?;
+        if inside {
             break;
         }
     }
