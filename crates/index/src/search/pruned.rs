@@ -15,9 +15,9 @@ use apcache_codec::BLOCK_LEN;
 use super::bm25::Bm25;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
+use super::term_opener::TermOpener;
 use super::top_k::{Hit, TopK};
 use crate::query::Query;
-use crate::segment::SegmentReader;
 use crate::IndexError;
 
 /// Relative margin added to score bounds before comparing them with the threshold.
@@ -77,7 +77,7 @@ struct Clause<'a> {
 }
 
 fn open<'s>(
-    segment: &'s SegmentReader,
+    opener: &TermOpener<'s>,
     terms: &[String],
     weights: &HashMap<String, f32>,
     best_postings: bool,
@@ -85,12 +85,11 @@ fn open<'s>(
     terms
         .iter()
         .map(|term| {
-            segment.term(term)?.map_or(Ok(None), |info| {
-                let mut cursor =
-                    TermCursor::new(segment, info, weights.get(term).copied().unwrap_or(0.0))?;
+            let cursor = opener.open(term, weights.get(term).copied().unwrap_or(0.0))?;
+            Ok(cursor.map(|mut cursor| {
                 cursor.use_best_postings(best_postings);
-                Ok(Some(cursor))
-            })
+                cursor
+            }))
         })
         .collect()
 }
@@ -136,10 +135,10 @@ fn sum_in_order(scores: &[Option<f32>]) -> f32 {
     sum as f32
 }
 
-/// Evaluates `shape` over `segment` into `top`; `best_postings` lets block bounds use the
-/// skip entries' best postings (see [`TermCursor::use_best_postings`]).
+/// Evaluates `shape` over the segment of `opener` into `top`; `best_postings` lets block
+/// bounds use the skip entries' best postings (see [`TermCursor::use_best_postings`]).
 pub fn search(
-    segment: &SegmentReader,
+    opener: &TermOpener<'_>,
     shape: &Shape,
     weights: &HashMap<String, f32>,
     bm25: &Bm25,
@@ -147,11 +146,11 @@ pub fn search(
     top: &mut TopK,
 ) -> Result<Outcome, IndexError> {
     let (Shape::Or(terms, not) | Shape::And(terms, not)) = shape;
-    let mut exclusions: Vec<TermCursor> = open(segment, not, weights, best_postings)?
+    let mut exclusions: Vec<TermCursor> = open(opener, not, weights, best_postings)?
         .into_iter()
         .flatten()
         .collect();
-    let cursors = open(segment, terms, weights, best_postings)?;
+    let cursors = open(opener, terms, weights, best_postings)?;
     let mut outcome = match shape {
         Shape::Or(..) => {
             let mut clauses: Vec<Clause> = cursors

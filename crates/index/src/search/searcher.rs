@@ -10,12 +10,14 @@ use super::bm25::{Bm25, Norms, Scoring};
 use super::count;
 use super::index_reader::IndexReader;
 use super::node::Node;
+use super::postings_source::PostingsSource;
 use super::pruned;
+use super::query_terms::QueryTerms;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
+use super::term_opener::TermOpener;
 use super::top_k::{Hit, TopK};
 use crate::query::Query;
-use crate::segment::SegmentReader;
 use crate::IndexError;
 
 /// How to evaluate.
@@ -107,10 +109,23 @@ impl<'a> Searcher<'a> {
         query: &Query,
         options: &SearchOptions,
     ) -> Result<SearchResult, IndexError> {
+        let terms = QueryTerms::resolve(self.reader, query)?;
+        self.search_resolved(query, &terms, options, None)
+    }
+
+    /// Runs `query`, whose terms are already looked up in `terms` (see [`QueryTerms`]),
+    /// reading blocks from `source` where it holds them.
+    pub fn search_resolved(
+        &self,
+        query: &Query,
+        terms: &QueryTerms,
+        options: &SearchOptions,
+        source: Option<&dyn PostingsSource>,
+    ) -> Result<SearchResult, IndexError> {
         // A single term's count is its document frequency (an index has no deletions).
         if let (Query::Term(term), 0) = (query, options.k) {
             return Ok(SearchResult {
-                total_hits: self.reader.doc_freq(term)?,
+                total_hits: terms.doc_freq(term),
                 total_hits_exact: true,
                 hits: Vec::new(),
                 stats: SearchStats::default(),
@@ -120,8 +135,7 @@ impl<'a> Searcher<'a> {
         let bm25 = bm25.as_ref();
         let mut weights = HashMap::new();
         for term in query.terms() {
-            let df = self.reader.doc_freq(term)?;
-            weights.insert(term.to_string(), bm25.idf(df));
+            weights.insert(term.to_string(), bm25.idf(terms.doc_freq(term)));
         }
         let mut top = TopK::new(options.k);
         let mut total = 0u64;
@@ -129,11 +143,17 @@ impl<'a> Searcher<'a> {
         let mut stats = SearchStats::default();
         let shape = pruned::Shape::of(query);
         for (i, segment) in self.reader.segments().iter().enumerate() {
+            let opener = TermOpener {
+                index: i,
+                segment,
+                terms,
+                source,
+            };
             if options.pruning && !options.count && options.k > 0 {
                 if let Some(shape) = &shape {
                     let best_postings = self.reader.best_postings_apply(i, bm25);
                     let outcome =
-                        pruned::search(segment, shape, &weights, bm25, best_postings, &mut top)?;
+                        pruned::search(&opener, shape, &weights, bm25, best_postings, &mut top)?;
                     total += outcome.evaluated;
                     exact &= outcome.complete;
                     stats += outcome.stats;
@@ -144,9 +164,7 @@ impl<'a> Searcher<'a> {
                 let open = |terms: &[String]| -> Result<(Vec<TermCursor>, bool), IndexError> {
                     let mut cursors = Vec::new();
                     for term in terms {
-                        if let Some(info) = segment.term(term)? {
-                            cursors.push(TermCursor::new(segment, info, 0.0)?);
-                        }
+                        cursors.extend(opener.open(term, 0.0)?);
                     }
                     let all = cursors.len() == terms.len();
                     Ok((cursors, all))
@@ -174,7 +192,7 @@ impl<'a> Searcher<'a> {
                     None => {}
                 }
             }
-            let mut node = compile(segment, query, &weights)?;
+            let mut node = compile(&opener, query, &weights)?;
             let mut doc = node.start()?;
             if options.k == 0 {
                 while doc != NO_MORE_DOCS {
@@ -200,26 +218,22 @@ impl<'a> Searcher<'a> {
     }
 }
 
-/// Compiles `query` into a node over `segment`.
+/// Compiles `query` into a node over the segment of `opener`.
 pub(crate) fn compile<'s>(
-    segment: &'s SegmentReader,
+    opener: &TermOpener<'s>,
     query: &Query,
     weights: &HashMap<String, f32>,
 ) -> Result<Node<'s>, IndexError> {
     Ok(match query {
-        Query::Term(term) => match segment.term(term)? {
-            Some(info) => Node::Term(TermCursor::new(
-                segment,
-                info,
-                weights.get(term).copied().unwrap_or(0.0),
-            )?),
+        Query::Term(term) => match opener.open(term, weights.get(term).copied().unwrap_or(0.0))? {
+            Some(cursor) => Node::Term(cursor),
             None => Node::Empty,
         },
         Query::Bool(b) => {
             let compile_all = |clauses: &[Query]| {
                 clauses
                     .iter()
-                    .map(|c| compile(segment, c, weights))
+                    .map(|c| compile(opener, c, weights))
                     .collect::<Result<Vec<_>, _>>()
             };
             let must = compile_all(&b.must)?;

@@ -10,6 +10,7 @@
 use apcache_codec::BLOCK_LEN;
 
 use super::bm25::Bm25;
+use super::postings_source::TermBlocks;
 use super::stats::SearchStats;
 use crate::format::{SkipEntry, TermInfo};
 use crate::segment::SegmentReader;
@@ -47,6 +48,8 @@ pub struct TermCursor<'a> {
     shallow_entry: SkipEntry,
     /// The decoded list, when the segment was loaded direct.
     direct: Option<(&'a [u32], &'a [u32])>,
+    /// The term's blocks from a postings source (a cache tier), else read from `bytes`.
+    held: Option<Box<dyn TermBlocks + 'a>>,
     /// Whether block bounds may use the skip entries' best postings (the query scores as the
     /// segment chose them), else the looser (max freq, min length) pair.
     best_postings: bool,
@@ -62,7 +65,21 @@ impl<'a> TermCursor<'a> {
         info: TermInfo,
         weight: f32,
     ) -> Result<TermCursor<'a>, IndexError> {
-        let bytes = segment.postings_bytes(&info)?;
+        TermCursor::with_blocks(segment, info, weight, None)
+    }
+
+    /// A cursor on the first posting of `info` that reads its blocks from `held` when given
+    /// (a postings source's copy), else from the segment's postings file.
+    pub fn with_blocks(
+        segment: &'a SegmentReader,
+        info: TermInfo,
+        weight: f32,
+        held: Option<Box<dyn TermBlocks + 'a>>,
+    ) -> Result<TermCursor<'a>, IndexError> {
+        let bytes = match held {
+            Some(_) => &[],
+            None => segment.postings_bytes(&info)?,
+        };
         let skips = segment.term_skip_entries(&info)?;
         let Some(first) = skips.first() else {
             return Err(IndexError::corrupt(
@@ -89,6 +106,7 @@ impl<'a> TermCursor<'a> {
             shallow: 0,
             shallow_entry: entry,
             direct: segment.direct().and_then(|d| d.list(&info)),
+            held,
             best_postings: false,
             blocks_decoded: 0,
             postings_decoded: 0,
@@ -152,8 +170,13 @@ impl<'a> TermCursor<'a> {
             self.docs[self.len..self.len + PROBE].fill(NO_MORE_DOCS);
             return Ok(());
         }
-        let at = self.entry.docs_offset as usize;
-        let input = self.bytes.get(at..).ok_or_else(|| self.corrupt())?;
+        let input = match &self.held {
+            Some(held) => held.docs(self.block),
+            None => {
+                let at = self.entry.docs_offset as usize;
+                self.bytes.get(at..).ok_or_else(|| self.corrupt())?
+            }
+        };
         self.segment
             .codec()
             .decode_docs(self.entry.first_doc, input, &mut self.docs[..self.len])
@@ -175,8 +198,13 @@ impl<'a> TermCursor<'a> {
             self.freqs[..self.len].copy_from_slice(&freqs[start..start + self.len]);
             return Ok(());
         }
-        let at = self.entry.freqs_offset as usize;
-        let input = self.bytes.get(at..).ok_or_else(|| self.corrupt())?;
+        let input = match &self.held {
+            Some(held) => held.freqs(self.block),
+            None => {
+                let at = self.entry.freqs_offset as usize;
+                self.bytes.get(at..).ok_or_else(|| self.corrupt())?
+            }
+        };
         self.segment
             .codec()
             .decode_freqs(input, &mut self.freqs[..self.len])

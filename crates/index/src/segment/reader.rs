@@ -10,6 +10,7 @@ use memmap2::Mmap;
 use super::store::StoreReader;
 use super::{DirectPostings, SegmentMeta, StoredDocument};
 use crate::format::{FileKind, FramedFile, SkipEntry, TermInfo, HEADER_LEN};
+use crate::search::TermEntry;
 use crate::IndexError;
 
 /// The body of a mapped file.
@@ -214,6 +215,17 @@ impl SegmentReader {
     pub fn term(&self, term: &str) -> Result<Option<TermInfo>, IndexError> {
         match self.dictionary.get(term) {
             Some(ordinal) => self.term_info(ordinal).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The ordinal and metadata of `term`, if the segment has it.
+    pub fn lookup(&self, term: &str) -> Result<Option<TermEntry>, IndexError> {
+        match self.dictionary.get(term) {
+            Some(ordinal) => Ok(Some(TermEntry {
+                ordinal,
+                info: self.term_info(ordinal)?,
+            })),
             None => Ok(None),
         }
     }

@@ -1,0 +1,77 @@
+//! A query's terms looked up in every segment's dictionary once, before evaluation.
+//!
+//! Evaluation needs a term's metadata several times (its document frequency for the weight,
+//! then its postings in each segment); looking the dictionary up once and keeping the result
+//! here saves the repeated walks of the FST. A prefetcher resolves queued queries ahead of
+//! the query threads into a `QueryTerms`, which the query thread then reuses.
+
+use std::collections::HashMap;
+
+use super::index_reader::IndexReader;
+use crate::format::TermInfo;
+use crate::query::Query;
+use crate::IndexError;
+
+/// A term of one segment: its ordinal in the dictionary and its metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermEntry {
+    /// Ordinal in the segment's dictionary (the term-info index).
+    pub ordinal: u64,
+    /// The term's metadata.
+    pub info: TermInfo,
+}
+
+/// The terms of a query, each with its entry in every segment (`None` where absent).
+#[derive(Debug, Clone, Default)]
+pub struct QueryTerms {
+    terms: HashMap<String, Vec<Option<TermEntry>>>,
+}
+
+impl QueryTerms {
+    /// Looks every term of `query` up in every segment of `reader`.
+    pub fn resolve(reader: &IndexReader, query: &Query) -> Result<QueryTerms, IndexError> {
+        let mut resolved = QueryTerms::default();
+        resolved.resolve_into(reader, query)?;
+        Ok(resolved)
+    }
+
+    /// Like [`QueryTerms::resolve`], reusing this value's allocation.
+    pub fn resolve_into(&mut self, reader: &IndexReader, query: &Query) -> Result<(), IndexError> {
+        self.terms.clear();
+        for term in query.terms() {
+            if self.terms.contains_key(term) {
+                continue;
+            }
+            let entries = reader
+                .segments()
+                .iter()
+                .map(|segment| segment.lookup(term))
+                .collect::<Result<Vec<_>, _>>()?;
+            self.terms.insert(term.to_string(), entries);
+        }
+        Ok(())
+    }
+
+    /// The entry of `term` in segment `segment`, if the segment has it.
+    pub fn entry(&self, term: &str, segment: usize) -> Option<TermEntry> {
+        self.terms
+            .get(term)
+            .and_then(|entries| entries.get(segment).copied().flatten())
+    }
+
+    /// Documents holding `term`, over all segments.
+    pub fn doc_freq(&self, term: &str) -> u64 {
+        self.terms.get(term).map_or(0, |entries| {
+            entries
+                .iter()
+                .flatten()
+                .map(|e| u64::from(e.info.doc_freq))
+                .sum()
+        })
+    }
+
+    /// Every resolved term with its per-segment entries.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[Option<TermEntry>])> {
+        self.terms.iter().map(|(t, e)| (t.as_str(), e.as_slice()))
+    }
+}

@@ -1,0 +1,35 @@
+//! Opens the cursors of one segment for a query: from the resolved terms, through the
+//! postings source when there is one.
+
+use super::postings_source::PostingsSource;
+use super::query_terms::QueryTerms;
+use super::term_cursor::TermCursor;
+use crate::segment::SegmentReader;
+use crate::IndexError;
+
+/// Everything a query's evaluation over one segment needs to open a term's cursor.
+#[derive(Clone, Copy)]
+pub struct TermOpener<'a> {
+    /// Index of the segment in the reader.
+    pub index: usize,
+    /// The segment.
+    pub segment: &'a SegmentReader,
+    /// The query's terms, resolved.
+    pub terms: &'a QueryTerms,
+    /// Where blocks are read from, when not the postings file.
+    pub source: Option<&'a dyn PostingsSource>,
+}
+
+impl<'a> TermOpener<'a> {
+    /// A cursor on `term` with score weight `weight`, or `None` when the segment lacks it.
+    pub fn open(&self, term: &str, weight: f32) -> Result<Option<TermCursor<'a>>, IndexError> {
+        let Some(entry) = self.terms.entry(term, self.index) else {
+            return Ok(None);
+        };
+        let blocks = match self.source {
+            Some(source) if self.segment.direct().is_none() => source.blocks(self.index, &entry)?,
+            _ => None,
+        };
+        TermCursor::with_blocks(self.segment, entry.info, weight, blocks).map(Some)
+    }
+}

@@ -1,0 +1,120 @@
+//! The adaptive lookahead of `hybrid-prefetch`: how far the prefetch worker may run ahead of
+//! the query threads, decided by the cache's free space rather than a fixed count.
+//!
+//! The worker records, in a FIFO, the segment count of every term it makes ready for a queued
+//! query (a term already cached is counted again, and so is a term repeated within the
+//! window: each occurrence is a term some query has still to read), with their rolling sum.
+//! Before it evicts the least recently used term, it waits while
+//! `rolling_sum + segments_of_that_term > total_segments`: evicting then could take away a
+//! term that a prefetched query has not read yet. A query thread that finishes a query
+//! removes that query's counts and subtracts them. So the lookahead grows while the window's
+//! terms fit in the cache and shrinks by itself when they do not, with nothing to tune.
+
+use std::collections::VecDeque;
+
+/// The FIFO of segment counts ahead of the query threads.
+#[derive(Debug, Clone, Default)]
+pub struct AheadWindow {
+    /// (query sequence number, segments) per term occurrence, in the worker's order.
+    fifo: VecDeque<(u64, u32)>,
+    rolling_sum: u64,
+}
+
+impl AheadWindow {
+    /// An empty window.
+    pub fn new() -> AheadWindow {
+        AheadWindow::default()
+    }
+
+    /// The worker made a term of `segments` segments ready for query `query`.
+    pub fn push(&mut self, query: u64, segments: u32) {
+        self.fifo.push_back((query, segments));
+        self.rolling_sum += u64::from(segments);
+    }
+
+    /// Query `query` finished: its counts leave the window.
+    pub fn finish(&mut self, query: u64) {
+        let mut freed = 0u64;
+        self.fifo.retain(|&(q, segments)| {
+            let keep = q != query;
+            if !keep {
+                freed += u64::from(segments);
+            }
+            keep
+        });
+        self.rolling_sum -= freed;
+    }
+
+    /// Segments of the terms in the window.
+    pub fn rolling_sum(&self) -> u64 {
+        self.rolling_sum
+    }
+
+    /// Term occurrences in the window.
+    pub fn len(&self) -> usize {
+        self.fifo.len()
+    }
+
+    /// Whether the window is empty.
+    pub fn is_empty(&self) -> bool {
+        self.fifo.is_empty()
+    }
+
+    /// Whether the least recently used term, of `victim_segments` segments, may be evicted
+    /// now from a cache of `total_segments` of which `free_segments` are free.
+    ///
+    /// The seeds' rule is `rolling_sum + victim <= total`, which assumes a full cache. The
+    /// free segments are added here: the window's terms are the most recently used, so the
+    /// victim lies outside the window when the used segments exceed the window's by at least
+    /// the victim's, `total - free - rolling_sum >= victim`. With one query thread finishing
+    /// queries in order and only the worker ordering the cache, the victim is then never a
+    /// term a prefetched query has still to read.
+    pub fn may_evict(&self, victim_segments: u32, free_segments: u32, total_segments: u32) -> bool {
+        self.rolling_sum + u64::from(victim_segments) + u64::from(free_segments)
+            <= u64::from(total_segments)
+    }
+
+    /// Whether any query other than `query` has terms in the window (only those can finish
+    /// and shrink it while the worker waits).
+    pub fn others_than(&self, query: u64) -> bool {
+        self.fifo.iter().any(|&(q, _)| q != query)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_every_occurrence_and_finishes_by_query() {
+        let mut w = AheadWindow::new();
+        w.push(0, 3);
+        w.push(0, 2);
+        w.push(1, 3); // the same term again: counted again
+        assert_eq!(w.rolling_sum(), 8);
+        assert!(w.may_evict(2, 0, 10));
+        assert!(!w.may_evict(3, 0, 10));
+        assert!(!w.may_evict(2, 1, 10));
+        assert!(w.others_than(0));
+        w.finish(0);
+        assert_eq!(w.rolling_sum(), 3);
+        assert!(!w.others_than(1));
+        w.finish(1);
+        assert!(w.is_empty());
+        assert_eq!(w.rolling_sum(), 0);
+    }
+
+    #[test]
+    fn out_of_order_finishes() {
+        let mut w = AheadWindow::new();
+        for q in 0..4 {
+            w.push(q, q as u32 + 1);
+        }
+        w.finish(2);
+        w.finish(0);
+        assert_eq!(w.rolling_sum(), 2 + 4);
+        w.finish(3);
+        w.finish(1);
+        assert_eq!(w.rolling_sum(), 0);
+    }
+}

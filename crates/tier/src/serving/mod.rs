@@ -1,0 +1,24 @@
+//! The four serving configurations the design is measured with, over one shared index:
+//!
+//! | mode | where queries read postings | the worker |
+//! |---|---|---|
+//! | `base` | mmap; the OS page cache is the only cache | none |
+//! | `base-prefetch` | mmap | reads the postings of queued queries through a small buffer so they land in the page cache, at most `lookahead` queries ahead |
+//! | `hybrid` | the tier when the term is cached, else mmap | copies each term a query touched into the tier |
+//! | `hybrid-prefetch` | the tier only | copies the postings of queued queries into the tier, as far ahead as the adaptive rule allows |
+//!
+//! Queries are queued up front (a closed loop: every query waits in the queue until a query
+//! thread takes it), query threads take them in order, and the worker walks the same queue
+//! ahead of them. A query's latency runs from when a thread takes it to its answer, waiting
+//! for its terms included.
+
+mod mode;
+mod pipeline;
+mod serve;
+mod sources;
+
+pub use mode::ServingMode;
+pub use serve::{
+    postings_paths, serve, LookaheadSample, QueryOutcome, ServeConfig, ServeReport, Server,
+    MAX_PREPARED_AHEAD,
+};
