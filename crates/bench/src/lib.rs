@@ -2,10 +2,13 @@
 //! compared with, measured in the same run; query workloads and the harness that runs them.
 #![deny(missing_docs)]
 
+pub mod apcache_experiment;
 pub mod codec_bench;
 pub mod codec_experiment;
 pub mod index_bench;
+pub mod line_chart;
 pub mod page_cache;
+pub mod peer_engines;
 pub mod peers;
 pub mod plot;
 pub mod posting_lists;
@@ -14,4 +17,5 @@ pub mod query_files;
 pub mod query_harness;
 pub mod query_sets;
 pub mod stats;
+pub mod tiered_bench;
 pub mod workload;

@@ -113,7 +113,8 @@ fn collect_ttf(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
 
 /// Draws QPS (left) and p99 latency (right) of each measured repetition of `report` as bars,
 /// into the PNG file `path`, with the text in `font` (or one found, see the module
-/// documentation).
+/// documentation). With peers, each repetition has one bar per engine (apcache first), in one
+/// colour per engine, with a legend.
 pub fn plot_repetitions(
     report: &HarnessReport,
     path: &Path,
@@ -138,30 +139,71 @@ pub fn plot_repetitions(
         .titled(&title, (FAMILY, 22))
         .map_err(|e| draw_error(e.to_string()))?;
     let (left, right) = root.split_horizontally(600);
-    let qps: Vec<f64> = report.repetitions.iter().map(|r| r.qps).collect();
-    let p99: Vec<f64> = report.repetitions.iter().map(|r| r.p99_us).collect();
-    bars(&left, "Throughput", "queries per second", &qps, &BLUE).map_err(draw_error)?;
-    bars(
-        &right,
-        "99th percentile latency",
-        "microseconds",
-        &p99,
-        &RED,
-    )
-    .map_err(draw_error)?;
+    let mut qps = vec![Series {
+        name: report.engine.to_string(),
+        values: report.repetitions.iter().map(|r| r.qps).collect(),
+        color: BLUE,
+    }];
+    let mut p99 = vec![Series {
+        name: report.engine.to_string(),
+        values: report.repetitions.iter().map(|r| r.p99_us).collect(),
+        color: RED,
+    }];
+    if !report.peers.is_empty() {
+        // One colour per engine, the same in both panels.
+        let colors = [
+            BLUE,
+            RGBColor(230, 120, 0),
+            RGBColor(0, 150, 60),
+            MAGENTA,
+            CYAN,
+        ];
+        p99[0].color = colors[0];
+        for (i, peer) in report.peers.iter().enumerate() {
+            let name = format!("{} {}", peer.engine.name(), peer.version);
+            let color = colors[(i + 1) % colors.len()];
+            qps.push(Series {
+                name: name.clone(),
+                values: peer.repetitions.iter().map(|r| r.qps).collect(),
+                color,
+            });
+            p99.push(Series {
+                name,
+                values: peer.repetitions.iter().map(|r| r.p99_us).collect(),
+                color,
+            });
+        }
+    }
+    bars(&left, "Throughput", "queries per second", &qps).map_err(draw_error)?;
+    bars(&right, "99th percentile latency", "microseconds", &p99).map_err(draw_error)?;
     root.present().map_err(|e| draw_error(e.to_string()))
 }
 
-/// One bar per value, over the repetitions 1, 2, ..., each labelled with its value.
+/// One engine's values, one per measured repetition.
+struct Series {
+    name: String,
+    values: Vec<f64>,
+    color: RGBColor,
+}
+
+/// Bars over the repetitions 1, 2, ..., one per series side by side, each labelled with its
+/// value; a legend when there are several series.
 fn bars<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     caption: &str,
     y_label: &str,
-    values: &[f64],
-    color: &RGBColor,
+    series: &[Series],
 ) -> Result<(), String> {
-    let top = values.iter().copied().fold(0.0, f64::max).max(1e-9) * 1.15;
-    let n = values.len();
+    let n = series.iter().map(|s| s.values.len()).max().unwrap_or(0);
+    let m = series.len().max(1);
+    // Room above the bars for their labels, and for the legend with several series.
+    let headroom = if m == 1 { 1.15 } else { 1.45 };
+    let top = series
+        .iter()
+        .flat_map(|s| s.values.iter().copied())
+        .fold(0.0, f64::max)
+        .max(1e-9)
+        * headroom;
     // Repetition i is centred on x = i; labels fall on the whole numbers between.
     let mut chart = ChartBuilder::on(area)
         .caption(caption, (FAMILY, 20))
@@ -196,29 +238,51 @@ fn bars<DB: DrawingBackend>(
         .axis_desc_style((FAMILY, 16))
         .draw()
         .map_err(|e| e.to_string())?;
-    chart
-        .draw_series(values.iter().enumerate().map(|(i, &v)| {
-            let x = i as f64 + 1.0;
-            Rectangle::new([(x - 0.35, 0.0), (x + 0.35, v)], color.mix(0.75).filled())
-        }))
-        .map_err(|e| e.to_string())?;
-    chart
-        .draw_series(values.iter().enumerate().map(|(i, &v)| {
-            let label = if v >= 100.0 {
-                format!("{v:.0}")
-            } else {
-                format!("{v:.1}")
-            };
-            Text::new(
-                label,
-                (i as f64 + 1.0, v + top * 0.02),
-                (FAMILY, 14)
-                    .into_font()
-                    .color(&BLACK)
-                    .pos(Pos::new(HPos::Center, VPos::Bottom)),
-            )
-        }))
-        .map_err(|e| e.to_string())?;
+    let width = 0.7 / m as f64;
+    let label_size = if m == 1 { 14 } else { 12 };
+    for (j, s) in series.iter().enumerate() {
+        let left = |i: usize| i as f64 + 1.0 - 0.35 + j as f64 * width;
+        let color = s.color;
+        chart
+            .draw_series(s.values.iter().enumerate().map(|(i, &v)| {
+                Rectangle::new(
+                    [(left(i), 0.0), (left(i) + width, v)],
+                    color.mix(0.75).filled(),
+                )
+            }))
+            .map_err(|e| e.to_string())?
+            .label(s.name.clone())
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.mix(0.75).filled())
+            });
+        chart
+            .draw_series(s.values.iter().enumerate().map(|(i, &v)| {
+                let label = if v >= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.1}")
+                };
+                Text::new(
+                    label,
+                    (left(i) + width / 2.0, v + top * 0.02),
+                    (FAMILY, label_size)
+                        .into_font()
+                        .color(&BLACK)
+                        .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                )
+            }))
+            .map_err(|e| e.to_string())?;
+    }
+    if m > 1 {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font((FAMILY, 14))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| e.to_string())?;
+    }
     Ok(())
 }
 
@@ -330,7 +394,8 @@ pub fn plot_codec_experiment(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query_harness::RepetitionReport;
+    use crate::peer_engines::PeerEngine;
+    use crate::query_harness::{PeerRepetition, PeerRun, RepetitionReport};
     use apcache_index::search::{SearchOptions, SearchStats};
 
     #[test]
@@ -353,6 +418,7 @@ mod tests {
             stats: SearchStats::default(),
             cache: None,
             hits: Vec::new(),
+            exact: Vec::new(),
         };
         let report = HarnessReport {
             index: "/tmp/ix".into(),
@@ -367,7 +433,9 @@ mod tests {
             queries: 10,
             skipped: 0,
             skipped_examples: Vec::new(),
+            engine: "apcache",
             repetitions: vec![repetition(1, 900.0, 2500.0), repetition(2, 1400.0, 1800.0)],
+            peers: Vec::new(),
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.png");
@@ -380,6 +448,45 @@ mod tests {
         one.repetitions.truncate(1);
         one.repetitions[0].qps = 0.5;
         plot_repetitions(&one, &path, None).unwrap();
+        // With peers: one bar per engine and repetition, and a legend.
+        let peer = |engine: PeerEngine, qps: f64, p99: f64| PeerRun {
+            engine,
+            version: engine.version(),
+            threads: 1,
+            timing: String::new(),
+            index: String::new(),
+            index_built_s: None,
+            queries: 10,
+            failed: 0,
+            failed_examples: Vec::new(),
+            hits_checked: 0,
+            hits_differ: 0,
+            hits_differ_examples: Vec::new(),
+            repetitions: report
+                .repetitions
+                .iter()
+                .map(|r| PeerRepetition {
+                    repetition: r.repetition,
+                    queries: r.queries,
+                    wall_s: r.wall_s,
+                    qps,
+                    mean_us: p99 / 3.0,
+                    p50_us: p99 / 4.0,
+                    p99_us: p99,
+                    p999_us: p99,
+                    max_us: p99,
+                    total_hits: 100,
+                    hits: Vec::new(),
+                })
+                .collect(),
+        };
+        let mut with_peers = report.clone();
+        with_peers.peers = vec![
+            peer(PeerEngine::Tantivy, 2000.0, 900.0),
+            peer(PeerEngine::Lucene, 700.0, 3100.0),
+        ];
+        plot_repetitions(&with_peers, &path, None).unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() > 5_000);
         if let Some(keep) = std::env::var_os("APCACHE_KEEP_FIGURE") {
             std::fs::copy(&path, keep).unwrap();
         }

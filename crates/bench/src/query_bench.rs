@@ -16,23 +16,21 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use apcache_index::indexer::{build_index_from_documents, IndexOptions};
 use apcache_index::ingest::Document;
-use apcache_index::query::{parse_query, DefaultOperator, Query};
+use apcache_index::query::{parse_query, DefaultOperator};
 use apcache_index::search::{IndexReader, LoadMode, SearchOptions, Searcher};
 use serde::Serialize;
 use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{BooleanQuery, Occur, Query as TantivyQuery, TermQuery};
-use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{Index, Term};
+use tantivy::query::Query as TantivyQuery;
 
-use crate::peers::tantivy_indexer::{
-    index_with_tantivy, ApcacheTokenizer, TantivyIndexOptions, TantivyTokenizer,
-    APCACHE_TOKENIZER_NAME,
+use crate::peer_engines::{
+    lucene_bench, lucene_index, open_tantivy, tantivy_index_options, to_tantivy,
+    write_lucene_corpus, LuceneBenchOptions, LuceneOutcome, PeerError,
 };
+use crate::peers::tantivy_indexer::index_with_tantivy;
 use crate::query_sets::QuerySpec;
 
 /// The search-benchmark-game modes measured.
@@ -146,6 +144,18 @@ pub enum QueryBenchError {
     Io(PathBuf, std::io::Error),
 }
 
+impl From<PeerError> for QueryBenchError {
+    fn from(error: PeerError) -> Self {
+        match error {
+            PeerError::Tantivy(e) => QueryBenchError::Tantivy(e),
+            PeerError::Lucene(message) => QueryBenchError::Lucene(message),
+            PeerError::Index(e) => QueryBenchError::Apcache(e),
+            PeerError::Io(path, e) => QueryBenchError::Io(path, e),
+            PeerError::Unsupported(message) => QueryBenchError::Lucene(message),
+        }
+    }
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> QueryBenchError + '_ {
     move |e| QueryBenchError::Io(path.to_path_buf(), e)
 }
@@ -172,32 +182,6 @@ fn time_rounds(
         }
     }
     Ok(samples)
-}
-
-/// `query` as a tantivy query on `field`: term queries with frequencies (BM25), combined by
-/// boolean queries with the same occurrences.
-fn to_tantivy(query: &Query, field: Field) -> Box<dyn TantivyQuery> {
-    match query {
-        Query::Term(t) => Box::new(TermQuery::new(
-            Term::from_field_text(field, t),
-            IndexRecordOption::WithFreqs,
-        )),
-        Query::Bool(b) => {
-            let mut clauses: Vec<(Occur, Box<dyn TantivyQuery>)> = Vec::new();
-            clauses.extend(b.must.iter().map(|q| (Occur::Must, to_tantivy(q, field))));
-            clauses.extend(
-                b.should
-                    .iter()
-                    .map(|q| (Occur::Should, to_tantivy(q, field))),
-            );
-            clauses.extend(
-                b.must_not
-                    .iter()
-                    .map(|q| (Occur::MustNot, to_tantivy(q, field))),
-            );
-            Box::new(BooleanQuery::new(clauses))
-        }
-    }
 }
 
 /// Runs the benchmark over `documents` and `specs`, in directories under `scratch`.
@@ -247,21 +231,8 @@ pub fn run(
     // tantivy
     progress("tantivy: indexing");
     let tantivy_dir = scratch.join("tantivy");
-    index_with_tantivy(
-        documents,
-        &tantivy_dir,
-        &TantivyIndexOptions {
-            threads: 2,
-            memory_budget: 256 << 20,
-            merge_to_one: true,
-            tokenizer: TantivyTokenizer::Apcache,
-        },
-    )?;
-    let index = Index::open_in_dir(&tantivy_dir)?;
-    index
-        .tokenizers()
-        .register(APCACHE_TOKENIZER_NAME, ApcacheTokenizer::default());
-    let text = index.schema().get_field("text")?;
+    index_with_tantivy(documents, &tantivy_dir, &tantivy_index_options())?;
+    let (index, text) = open_tantivy(&tantivy_dir)?;
     let tantivy_reader = index.reader()?;
     let tantivy_searcher = tantivy_reader.searcher();
     // The same parsed trees, as tantivy queries (tantivy's own parser reads Lucene syntax
@@ -294,25 +265,9 @@ pub fn run(
     if let Some(jar) = &config.lucene_jar {
         progress("lucene: indexing");
         let corpus = scratch.join("corpus.tsv");
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&corpus).map_err(io(&corpus))?);
-        for doc in documents {
-            let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
-            writeln!(out, "{}\t{}", clean(&doc.title), clean(&doc.body)).map_err(io(&corpus))?;
-        }
-        drop(out);
+        write_lucene_corpus(documents, &corpus)?;
         let lucene_dir = scratch.join("lucene");
-        let status = Command::new("java")
-            .arg("-jar")
-            .arg(jar)
-            .arg("index")
-            .arg(&corpus)
-            .arg(&lucene_dir)
-            .stdout(std::process::Stdio::null())
-            .status()
-            .map_err(|e| QueryBenchError::Lucene(e.to_string()))?;
-        if !status.success() {
-            return Err(QueryBenchError::Lucene("index failed".into()));
-        }
+        lucene_index(jar, &corpus, &lucene_dir)?;
         let queries_file = scratch.join("queries.txt");
         let mut out = std::fs::File::create(&queries_file).map_err(io(&queries_file))?;
         for (spec, _) in &kept {
@@ -322,30 +277,20 @@ pub fn run(
         let mut lucene = Samples::new();
         for mode in Mode::ALL {
             progress(&format!("lucene: {}", mode.name()));
-            let output = Command::new("java")
-                .arg("-jar")
-                .arg(jar)
-                .arg("bench")
-                .arg(&lucene_dir)
-                .arg(&queries_file)
-                .args(["-k", &mode.k().to_string()])
-                .args(["--warmup", &config.warmup.to_string()])
-                .args(["--repeat", &config.rounds.to_string()])
-                .output()
-                .map_err(|e| QueryBenchError::Lucene(e.to_string()))?;
-            if !output.status.success() {
-                return Err(QueryBenchError::Lucene(
-                    String::from_utf8_lossy(&output.stderr).into_owned(),
-                ));
-            }
+            let options = LuceneBenchOptions {
+                k: mode.k(),
+                count: false,
+                warmup: config.warmup,
+                repeat: config.rounds,
+            };
             let mut samples = Vec::new();
-            for line in String::from_utf8_lossy(&output.stdout).lines() {
-                let value: serde_json::Value = serde_json::from_str(line)
-                    .map_err(|e| QueryBenchError::Lucene(format!("{e}: {line}")))?;
-                let latencies = value["latencies_us"]
-                    .as_array()
-                    .ok_or_else(|| QueryBenchError::Lucene(format!("no latencies: {line}")))?;
-                samples.push(latencies.iter().filter_map(|v| v.as_f64()).collect());
+            for outcome in lucene_bench(jar, &lucene_dir, &queries_file, &options)? {
+                match outcome {
+                    LuceneOutcome::Timed { latencies_us, .. } => samples.push(latencies_us),
+                    LuceneOutcome::Failed(line) => {
+                        return Err(QueryBenchError::Lucene(format!("no latencies: {line}")))
+                    }
+                }
             }
             if samples.len() != kept.len() {
                 return Err(QueryBenchError::Lucene(format!(

@@ -17,8 +17,20 @@
 //! megabytes per file; the pages the reader mapped stay) and records how much of the index
 //! was cached when the repetition started (see [`crate::page_cache`]): the dictionary and the
 //! norms, which opening reads whole, and the pages around the headers and footers.
+//!
+//! Peers ([`run_queries_with_peers`]): tantivy 0.27 and Lucene 9.12 run the same parsed queries
+//! with the same k, warm-up and repetitions, on indexes of the same documents (read back from
+//! the apcache index's document store, built once and reused, see
+//! [`PeerIndexes`](crate::peer_engines::PeerIndexes)). tantivy runs in this process, `threads`
+//! threads over one searcher, measured as apcache is; queries are the parsed trees as tantivy
+//! term and boolean queries. Lucene runs single-threaded in its own JVM (`tools/lucene-peer
+//! bench`, after its JIT warm-up of at least a second), the queries given as the parsed trees
+//! in Lucene syntax; its QPS is queries over the sum of their latencies. Each peer's exact hit
+//! count of each query is compared with apcache's where apcache counted exactly. Peers run
+//! warm only (`cold` is refused with peers).
 
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -28,8 +40,14 @@ use apcache_index::search::{IndexReader, LoadMode, SearchOptions, SearchStats, S
 use apcache_index::IndexError;
 use hdrhistogram::Histogram;
 use serde::Serialize;
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::Query as TantivyQuery;
 
 use crate::page_cache::{self, CacheState};
+use crate::peer_engines::{
+    check_lucene_jar, lucene_bench, open_tantivy, to_tantivy, LuceneBenchOptions, LuceneOutcome,
+    PeerEngine, PeerError, PeerIndex, PeerIndexes,
+};
 use crate::query_sets::QuerySpec;
 
 /// Skipped queries the report quotes (all are counted).
@@ -87,6 +105,8 @@ pub enum HarnessEvent {
     Done(usize),
     /// The current repetition ended.
     Finished,
+    /// A step without a count (a peer builds its index, Lucene runs in its JVM).
+    Note(String),
 }
 
 /// One measured repetition.
@@ -120,6 +140,81 @@ pub struct RepetitionReport {
     /// `total_hits` of each query, in list order (not serialized).
     #[serde(skip)]
     pub hits: Vec<u64>,
+    /// Whether each query's `total_hits` is exact, in list order (not serialized).
+    #[serde(skip)]
+    pub exact: Vec<bool>,
+}
+
+/// The peers to run beside apcache.
+#[derive(Debug, Clone)]
+pub struct PeerConfig {
+    /// Which, in this order.
+    pub engines: Vec<PeerEngine>,
+    /// Where their indexes are kept and found again (see
+    /// [`PeerIndexes`](crate::peer_engines::PeerIndexes)).
+    pub dir: PathBuf,
+    /// The lucene-peer jar (needed with Lucene).
+    pub lucene_jar: Option<PathBuf>,
+}
+
+/// One measured repetition of a peer.
+#[derive(Debug, Clone, Serialize)]
+pub struct PeerRepetition {
+    /// Its number among the measured repetitions, from 1.
+    pub repetition: usize,
+    /// Queries run.
+    pub queries: usize,
+    /// Wall time, seconds (Lucene: the sum of the latencies).
+    pub wall_s: f64,
+    /// Queries per second of wall time.
+    pub qps: f64,
+    /// Mean latency, microseconds.
+    pub mean_us: f64,
+    /// Median latency, microseconds.
+    pub p50_us: f64,
+    /// 99th percentile latency, microseconds.
+    pub p99_us: f64,
+    /// 99.9th percentile latency, microseconds.
+    pub p999_us: f64,
+    /// Slowest query, microseconds.
+    pub max_us: f64,
+    /// Matches over all queries, exact.
+    pub total_hits: u64,
+    /// Exact matches of each query, in list order; `None` where the peer could not run it
+    /// (not serialized).
+    #[serde(skip)]
+    pub hits: Vec<Option<u64>>,
+}
+
+/// A peer's run of the same queries.
+#[derive(Debug, Clone, Serialize)]
+pub struct PeerRun {
+    /// Which peer.
+    pub engine: PeerEngine,
+    /// Its version.
+    pub version: &'static str,
+    /// Query threads.
+    pub threads: usize,
+    /// How it was run and timed.
+    pub timing: String,
+    /// Its index.
+    pub index: String,
+    /// Seconds to build its index in this run; `None` when an earlier run's was reused.
+    pub index_built_s: Option<f64>,
+    /// Queries it ran per repetition.
+    pub queries: usize,
+    /// Queries it could not run (left out of its figures).
+    pub failed: usize,
+    /// The first of them, with the reason.
+    pub failed_examples: Vec<String>,
+    /// Queries whose hit count was compared with apcache's (those apcache counted exactly).
+    pub hits_checked: usize,
+    /// Those whose count differs from apcache's.
+    pub hits_differ: usize,
+    /// The first of them.
+    pub hits_differ_examples: Vec<String>,
+    /// The measured repetitions, in order.
+    pub repetitions: Vec<PeerRepetition>,
 }
 
 /// The harness's result.
@@ -149,8 +244,13 @@ pub struct HarnessReport {
     pub skipped: usize,
     /// The first skipped queries, with the reason.
     pub skipped_examples: Vec<String>,
+    /// The engine of `repetitions`: `apcache`.
+    pub engine: &'static str,
     /// The measured repetitions, in order.
     pub repetitions: Vec<RepetitionReport>,
+    /// The peers, on the same queries, in the order asked (left out of the JSON when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<PeerRun>,
 }
 
 /// Errors of the harness.
@@ -177,6 +277,12 @@ pub enum HarnessError {
         /// Queries that did not parse.
         skipped: usize,
     },
+    /// A peer failed, or cannot run.
+    #[error(transparent)]
+    Peer(#[from] PeerError),
+    /// The settings cannot be run together.
+    #[error("{0}")]
+    Config(String),
 }
 
 /// Runs `specs` over the index in `dir` as `config` says.
@@ -184,8 +290,40 @@ pub fn run_queries(
     dir: &Path,
     specs: &[QuerySpec],
     config: &HarnessConfig,
+    progress: impl FnMut(&HarnessEvent),
+) -> Result<HarnessReport, HarnessError> {
+    run_queries_with_peers(dir, specs, config, None, progress)
+}
+
+/// Runs `specs` over the index in `dir` as `config` says, then through each peer of `peers`
+/// (see the module documentation). The peers' indexes are built, or found, before anything is
+/// measured, so that a peer that cannot run fails the run early.
+pub fn run_queries_with_peers(
+    dir: &Path,
+    specs: &[QuerySpec],
+    config: &HarnessConfig,
+    peers: Option<&PeerConfig>,
     mut progress: impl FnMut(&HarnessEvent),
 ) -> Result<HarnessReport, HarnessError> {
+    let peers = peers.filter(|p| !p.engines.is_empty());
+    let peer_indexes = match peers {
+        Some(peers) => {
+            if config.cold {
+                return Err(HarnessError::Config(
+                    "cold runs measure apcache alone: leave out the peers or the cold option"
+                        .into(),
+                ));
+            }
+            if peers.engines.contains(&PeerEngine::Lucene) {
+                let jar = peers.lucene_jar.as_deref().ok_or_else(|| {
+                    HarnessError::Config("Lucene needs the lucene-peer jar".into())
+                })?;
+                check_lucene_jar(jar)?;
+            }
+            Some(PeerIndexes::new(dir, &peers.dir)?)
+        }
+        None => None,
+    };
     let files = if config.cold {
         page_cache::index_files(dir).map_err(HarnessError::Open)?
     } else {
@@ -208,6 +346,24 @@ pub fn run_queries(
             skipped: skipped.len(),
         });
     }
+    let mut peer_index = Vec::new();
+    if let (Some(peers), Some(indexes)) = (peers, &peer_indexes) {
+        // Read from the store once, by the first peer that builds its index.
+        let mut documents = None;
+        for &engine in &peers.engines {
+            if !indexes.is_current(engine) {
+                progress(&HarnessEvent::Note(format!(
+                    "{}: indexing the {} stored documents into {}",
+                    engine.name(),
+                    reader.max_doc(),
+                    indexes.index_dir(engine).display()
+                )));
+            }
+            let index =
+                indexes.get(engine, peers.lucene_jar.as_deref(), &reader, &mut documents)?;
+            peer_index.push((engine, index));
+        }
+    }
     let mut repetitions = Vec::with_capacity(config.repeat);
     for round in 0..config.warmup + config.repeat {
         let cache = if config.cold {
@@ -221,13 +377,8 @@ pub fn run_queries(
         } else {
             None
         };
-        let label = if round < config.warmup {
-            format!("warm-up {}/{}", round + 1, config.warmup)
-        } else {
-            format!("repetition {}/{}", round - config.warmup + 1, config.repeat)
-        };
         progress(&HarnessEvent::Started {
-            label,
+            label: round_label(round, config, ""),
             queries: queries.len(),
         });
         let mut report = measure(&reader, &queries, config, &mut progress)?;
@@ -237,6 +388,19 @@ pub fn run_queries(
             report.cache = cache;
             repetitions.push(report);
         }
+    }
+    let mut peer_runs = Vec::new();
+    for (engine, index) in &peer_index {
+        let mut run = match engine {
+            PeerEngine::Tantivy => run_tantivy(&queries, config, index, &mut progress)?,
+            PeerEngine::Lucene => {
+                let peers = peers.expect("peers were asked for");
+                let jar = peers.lucene_jar.as_deref().expect("checked above");
+                run_lucene(&queries, config, index, jar, &peers.dir, &mut progress)?
+            }
+        };
+        compare_hits(&mut run, &repetitions[0], &queries);
+        peer_runs.push(run);
     }
     Ok(HarnessReport {
         index: dir.display().to_string(),
@@ -257,59 +421,121 @@ pub fn run_queries(
         queries: queries.len(),
         skipped: skipped.len(),
         skipped_examples: skipped.into_iter().take(SKIPPED_EXAMPLES).collect(),
+        engine: "apcache",
         repetitions,
+        peers: peer_runs,
     })
+}
+
+/// `warm-up 1/1`, `repetition 2/3`, after `prefix`.
+fn round_label(round: usize, config: &HarnessConfig, prefix: &str) -> String {
+    if round < config.warmup {
+        format!("{prefix}warm-up {}/{}", round + 1, config.warmup)
+    } else {
+        format!(
+            "{prefix}repetition {}/{}",
+            round - config.warmup + 1,
+            config.repeat
+        )
+    }
+}
+
+/// What one query's evaluation returned.
+struct Outcome {
+    hits: u64,
+    exact: bool,
+    stats: SearchStats,
 }
 
 /// One query's measurement.
 struct Sample {
     query: usize,
     nanos: u64,
-    hits: u64,
-    stats: SearchStats,
+    outcome: Outcome,
 }
 
 /// What one thread measured, and when it finished.
 type ThreadResult = Result<(Vec<Sample>, Instant), HarnessError>;
 
-/// Runs every query of `queries` once over `reader` with `config.threads` threads and measures
-/// it (one repetition; its `repetition` number is 0 and `cache` none).
-pub fn measure(
-    reader: &IndexReader,
-    queries: &[Query],
-    config: &HarnessConfig,
+/// Latency figures of one repetition.
+struct Timing {
+    queries: usize,
+    wall_s: f64,
+    qps: f64,
+    mean_us: f64,
+    p50_us: f64,
+    p99_us: f64,
+    p999_us: f64,
+    max_us: f64,
+}
+
+/// An HdrHistogram that takes any latency (auto-resizing, 3 significant digits).
+fn histogram() -> Histogram<u64> {
+    Histogram::<u64>::new(3).expect("3 significant digits are supported")
+}
+
+impl Timing {
+    fn new(histogram: &Histogram<u64>, wall_s: f64) -> Timing {
+        let us = |nanos: u64| nanos as f64 / 1e3;
+        Timing {
+            queries: histogram.len() as usize,
+            wall_s,
+            qps: histogram.len() as f64 / wall_s.max(1e-9),
+            mean_us: histogram.mean() / 1e3,
+            p50_us: us(histogram.value_at_quantile(0.5)),
+            p99_us: us(histogram.value_at_quantile(0.99)),
+            p999_us: us(histogram.value_at_quantile(0.999)),
+            max_us: us(histogram.max()),
+        }
+    }
+}
+
+/// One repetition of an engine measured in this process.
+struct Measured {
+    timing: Timing,
+    hits: Vec<u64>,
+    exact: Vec<bool>,
+    stats: SearchStats,
+}
+
+/// Runs queries `0..count` once with `threads` threads, each taking the next query from a
+/// shared counter and running it with the function `worker` made for it, and measures them.
+fn measure_parallel<F, R>(
+    count: usize,
+    threads: usize,
     progress: &mut dyn FnMut(&HarnessEvent),
-) -> Result<RepetitionReport, HarnessError> {
+    worker: F,
+) -> Result<Measured, HarnessError>
+where
+    F: Fn() -> R + Sync,
+    R: FnMut(usize) -> Result<Outcome, HarnessError>,
+{
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let caller = thread::current();
     let start = Instant::now();
     let results: Vec<ThreadResult> = thread::scope(|scope| {
-        let worker = || -> ThreadResult {
-            let searcher = Searcher::new(reader);
+        let thread_body = || -> ThreadResult {
+            let mut run = worker();
             let mut samples = Vec::new();
             let outcome = loop {
                 let query = next.fetch_add(1, Ordering::Relaxed);
-                if query >= queries.len() || failed.load(Ordering::Relaxed) {
+                if query >= count || failed.load(Ordering::Relaxed) {
                     break Ok((samples, Instant::now()));
                 }
                 let began = Instant::now();
-                let result = searcher.search(&queries[query], &config.options);
+                let result = run(query);
                 let nanos = began.elapsed().as_nanos() as u64;
                 match result {
-                    Ok(result) => samples.push(Sample {
+                    Ok(outcome) => samples.push(Sample {
                         query,
                         nanos,
-                        hits: result.total_hits,
-                        stats: result.stats,
+                        outcome,
                     }),
-                    Err(source) => {
+                    Err(error) => {
                         failed.store(true, Ordering::Relaxed);
-                        break Err(HarnessError::Search {
-                            query: queries[query].to_string(),
-                            source,
-                        });
+                        break Err(error);
                     }
                 }
                 done.fetch_add(1, Ordering::Relaxed);
@@ -317,8 +543,8 @@ pub fn measure(
             caller.unpark();
             outcome
         };
-        let handles: Vec<_> = (0..config.threads.max(1))
-            .map(|_| scope.spawn(worker))
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|_| scope.spawn(thread_body))
             .collect();
         while !handles.iter().all(|h| h.is_finished()) {
             progress(&HarnessEvent::Done(done.load(Ordering::Relaxed)));
@@ -330,9 +556,9 @@ pub fn measure(
             .map(|h| h.join().expect("a query thread panicked"))
             .collect()
     });
-    // Auto-resizing: every latency is recorded as it is (3 significant digits).
-    let mut histogram = Histogram::<u64>::new(3).expect("3 significant digits are supported");
-    let mut hits = vec![0; queries.len()];
+    let mut histogram = histogram();
+    let mut hits = vec![0; count];
+    let mut exact = vec![false; count];
     let mut stats = SearchStats::default();
     let mut end = start;
     for result in results {
@@ -342,31 +568,300 @@ pub fn measure(
             histogram
                 .record(sample.nanos.max(1))
                 .expect("the histogram resizes to any latency");
-            hits[sample.query] = sample.hits;
-            stats += sample.stats;
+            hits[sample.query] = sample.outcome.hits;
+            exact[sample.query] = sample.outcome.exact;
+            stats += sample.outcome.stats;
         }
     }
-    let wall_s = (end - start).as_secs_f64();
-    let us = |nanos: u64| nanos as f64 / 1e3;
-    Ok(RepetitionReport {
-        repetition: 0,
-        queries: histogram.len() as usize,
-        wall_s,
-        qps: histogram.len() as f64 / wall_s.max(1e-9),
-        mean_us: histogram.mean() / 1e3,
-        p50_us: us(histogram.value_at_quantile(0.5)),
-        p99_us: us(histogram.value_at_quantile(0.99)),
-        p999_us: us(histogram.value_at_quantile(0.999)),
-        max_us: us(histogram.max()),
-        total_hits: hits.iter().sum(),
-        stats,
-        cache: None,
+    Ok(Measured {
+        timing: Timing::new(&histogram, (end - start).as_secs_f64()),
         hits,
+        exact,
+        stats,
     })
 }
 
+/// Runs every query of `queries` once over `reader` with `config.threads` threads and measures
+/// it (one repetition; its `repetition` number is 0 and `cache` none).
+pub fn measure(
+    reader: &IndexReader,
+    queries: &[Query],
+    config: &HarnessConfig,
+    progress: &mut dyn FnMut(&HarnessEvent),
+) -> Result<RepetitionReport, HarnessError> {
+    let measured = measure_parallel(queries.len(), config.threads, progress, || {
+        let searcher = Searcher::new(reader);
+        move |query: usize| match searcher.search(&queries[query], &config.options) {
+            Ok(result) => Ok(Outcome {
+                hits: result.total_hits,
+                exact: result.total_hits_exact,
+                stats: result.stats,
+            }),
+            Err(source) => Err(HarnessError::Search {
+                query: queries[query].to_string(),
+                source,
+            }),
+        }
+    })?;
+    let Timing {
+        queries: measured_queries,
+        wall_s,
+        qps,
+        mean_us,
+        p50_us,
+        p99_us,
+        p999_us,
+        max_us,
+    } = measured.timing;
+    Ok(RepetitionReport {
+        repetition: 0,
+        queries: measured_queries,
+        wall_s,
+        qps,
+        mean_us,
+        p50_us,
+        p99_us,
+        p999_us,
+        max_us,
+        total_hits: measured.hits.iter().sum(),
+        stats: measured.stats,
+        cache: None,
+        hits: measured.hits,
+        exact: measured.exact,
+    })
+}
+
+impl PeerRepetition {
+    fn new(repetition: usize, timing: Timing, hits: Vec<Option<u64>>) -> PeerRepetition {
+        PeerRepetition {
+            repetition,
+            queries: timing.queries,
+            wall_s: timing.wall_s,
+            qps: timing.qps,
+            mean_us: timing.mean_us,
+            p50_us: timing.p50_us,
+            p99_us: timing.p99_us,
+            p999_us: timing.p999_us,
+            max_us: timing.max_us,
+            total_hits: hits.iter().flatten().sum(),
+            hits,
+        }
+    }
+}
+
+/// The queries through tantivy, in this process, as apcache's are (threads sharing one
+/// searcher); exact counts come from the timed collector when counting is asked for (`k` = 0:
+/// `Count`; `count`: top k and `Count`), else from a `Count` pass after the repetitions.
+fn run_tantivy(
+    queries: &[Query],
+    config: &HarnessConfig,
+    index: &PeerIndex,
+    progress: &mut dyn FnMut(&HarnessEvent),
+) -> Result<PeerRun, HarnessError> {
+    let (tantivy_index, text) = open_tantivy(&index.dir)?;
+    let reader = tantivy_index.reader().map_err(PeerError::from)?;
+    let searcher = reader.searcher();
+    let tantivy_queries: Vec<Box<dyn TantivyQuery>> =
+        queries.iter().map(|q| to_tantivy(q, text)).collect();
+    let k = config.options.k;
+    let count = config.options.count;
+    let run_one = |query: usize| -> Result<Outcome, HarnessError> {
+        let query = tantivy_queries[query].as_ref();
+        let (hits, exact) = if k == 0 {
+            (
+                searcher.search(query, &Count).map_err(PeerError::from)? as u64,
+                true,
+            )
+        } else if count {
+            let collector = (TopDocs::with_limit(k).order_by_score(), Count);
+            let (_, hits) = searcher
+                .search(query, &collector)
+                .map_err(PeerError::from)?;
+            (hits as u64, true)
+        } else {
+            let collector = TopDocs::with_limit(k).order_by_score();
+            let top = searcher
+                .search(query, &collector)
+                .map_err(PeerError::from)?;
+            (top.len() as u64, false)
+        };
+        Ok(Outcome {
+            hits,
+            exact,
+            stats: SearchStats::default(),
+        })
+    };
+    let mut measured = Vec::with_capacity(config.repeat);
+    for round in 0..config.warmup + config.repeat {
+        progress(&HarnessEvent::Started {
+            label: round_label(round, config, "tantivy: "),
+            queries: queries.len(),
+        });
+        let repetition = measure_parallel(queries.len(), config.threads, progress, || &run_one)?;
+        progress(&HarnessEvent::Finished);
+        if round >= config.warmup {
+            measured.push(repetition);
+        }
+    }
+    let counts: Vec<u64> = if k == 0 || count {
+        measured[0].hits.clone()
+    } else {
+        progress(&HarnessEvent::Note("tantivy: counting (not timed)".into()));
+        tantivy_queries
+            .iter()
+            .map(|q| searcher.search(q.as_ref(), &Count).map(|n| n as u64))
+            .collect::<Result<_, _>>()
+            .map_err(PeerError::from)?
+    };
+    let threads = config.threads.max(1);
+    Ok(PeerRun {
+        engine: PeerEngine::Tantivy,
+        version: PeerEngine::Tantivy.version(),
+        threads,
+        timing: "in this process, the threads sharing one searcher, timed as apcache".into(),
+        index: index.dir.display().to_string(),
+        index_built_s: index.built_s,
+        queries: queries.len(),
+        failed: 0,
+        failed_examples: Vec::new(),
+        hits_checked: 0,
+        hits_differ: 0,
+        hits_differ_examples: Vec::new(),
+        repetitions: measured
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| {
+                PeerRepetition::new(i + 1, m.timing, counts.iter().map(|&c| Some(c)).collect())
+            })
+            .collect(),
+    })
+}
+
+/// The queries through `tools/lucene-peer bench`: single-threaded in its own JVM, the parsed
+/// trees written in Lucene syntax to a file in `dir`; each repetition's wall time is the sum of
+/// its latencies.
+fn run_lucene(
+    queries: &[Query],
+    config: &HarnessConfig,
+    index: &PeerIndex,
+    jar: &Path,
+    dir: &Path,
+    progress: &mut dyn FnMut(&HarnessEvent),
+) -> Result<PeerRun, HarnessError> {
+    let file = dir.join("lucene-queries.txt");
+    let io = |e| HarnessError::Peer(PeerError::Io(file.clone(), e));
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&file).map_err(io)?);
+    for query in queries {
+        writeln!(out, "{query}").map_err(io)?;
+    }
+    out.flush().map_err(io)?;
+    drop(out);
+    progress(&HarnessEvent::Note(format!(
+        "lucene: JIT warm-up, {} warm-up and {} measured repetitions of {} queries in its JVM",
+        config.warmup,
+        config.repeat,
+        queries.len()
+    )));
+    let options = LuceneBenchOptions {
+        k: config.options.k,
+        count: config.options.count,
+        warmup: config.warmup,
+        repeat: config.repeat,
+    };
+    let outcomes = lucene_bench(jar, &index.dir, &file, &options)?;
+    if outcomes.len() != queries.len() {
+        return Err(PeerError::Lucene(format!(
+            "{} results for {} queries",
+            outcomes.len(),
+            queries.len()
+        ))
+        .into());
+    }
+    let mut failed = Vec::new();
+    let mut hits = Vec::with_capacity(queries.len());
+    for outcome in &outcomes {
+        match outcome {
+            LuceneOutcome::Timed {
+                latencies_us,
+                total_hits,
+            } => {
+                if latencies_us.len() != config.repeat {
+                    return Err(PeerError::Lucene(format!(
+                        "{} latencies for {} repetitions",
+                        latencies_us.len(),
+                        config.repeat
+                    ))
+                    .into());
+                }
+                hits.push(Some(*total_hits));
+            }
+            LuceneOutcome::Failed(line) => {
+                failed.push(line.clone());
+                hits.push(None);
+            }
+        }
+    }
+    let repetitions = (0..config.repeat)
+        .map(|r| {
+            let mut histogram = histogram();
+            let mut wall_s = 0.0;
+            for outcome in &outcomes {
+                if let LuceneOutcome::Timed { latencies_us, .. } = outcome {
+                    let us = latencies_us[r].max(0.0);
+                    wall_s += us / 1e6;
+                    histogram
+                        .record(((us * 1e3).round() as u64).max(1))
+                        .expect("the histogram resizes to any latency");
+                }
+            }
+            PeerRepetition::new(r + 1, Timing::new(&histogram, wall_s), hits.clone())
+        })
+        .collect();
+    Ok(PeerRun {
+        engine: PeerEngine::Lucene,
+        version: PeerEngine::Lucene.version(),
+        threads: 1,
+        timing: "tools/lucene-peer bench in its own JVM (the tool has no threads), after its JIT warm-up (at least 1 s); QPS = queries / summed latencies".into(),
+        index: index.dir.display().to_string(),
+        index_built_s: index.built_s,
+        queries: queries.len() - failed.len(),
+        failed: failed.len(),
+        failed_examples: failed.into_iter().take(SKIPPED_EXAMPLES).collect(),
+        hits_checked: 0,
+        hits_differ: 0,
+        hits_differ_examples: Vec::new(),
+        repetitions,
+    })
+}
+
+/// Fills `run`'s hit-count comparison with apcache's `reference` repetition: every query both
+/// counted exactly.
+fn compare_hits(run: &mut PeerRun, reference: &RepetitionReport, queries: &[Query]) {
+    let Some(peer) = run.repetitions.first() else {
+        return;
+    };
+    for (q, query) in queries.iter().enumerate() {
+        let (Some(&Some(theirs)), Some(true)) = (peer.hits.get(q), reference.exact.get(q).copied())
+        else {
+            continue;
+        };
+        run.hits_checked += 1;
+        if theirs != reference.hits[q] {
+            run.hits_differ += 1;
+            if run.hits_differ_examples.len() < SKIPPED_EXAMPLES {
+                run.hits_differ_examples.push(format!(
+                    "{query}: apcache {}, {} {theirs}",
+                    reference.hits[q],
+                    run.engine.name()
+                ));
+            }
+        }
+    }
+}
+
 impl HarnessReport {
-    /// The report as a table.
+    /// The report as a table (with peers, one row per engine and repetition, and an `engine`
+    /// column first).
     pub fn to_text(&self) -> String {
         let mut out = format!(
             "{}: {} documents, read by {}, opened in {:.1} ms\n",
@@ -390,7 +885,28 @@ impl HarnessReport {
         if self.cold {
             out += "cold: before each repetition the reader was closed, every index file dropped from the page cache (posix_fadvise DONTNEED) and the reader reopened\n";
         }
+        let with_peers = !self.peers.is_empty();
+        if with_peers {
+            let mut engines = vec!["apcache".to_string()];
+            engines.extend(
+                self.peers
+                    .iter()
+                    .map(|p| format!("{} {}", p.engine.name(), p.version)),
+            );
+            out += &format!(
+                "engines: {}, on the same queries; hits: apcache's total_hits (a lower bound where pruning stopped counting), the peers' exact counts\n",
+                engines.join(", ")
+            );
+        }
         out += "latency in microseconds\n\n";
+        let engine_cell = |engine: &str| {
+            if with_peers {
+                format!("{engine:<7} ")
+            } else {
+                String::new()
+            }
+        };
+        out += &engine_cell("engine");
         out += &format!(
             "{:>3} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>14} {:>14} {:>16} {:>12}",
             "rep",
@@ -411,6 +927,7 @@ impl HarnessReport {
         }
         out.push('\n');
         for r in &self.repetitions {
+            out += &engine_cell(self.engine);
             out += &format!(
                 "{:>3} {:>7} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>14} {:>14} {:>16} {:>12}",
                 r.repetition,
@@ -436,6 +953,68 @@ impl HarnessReport {
             }
             out.push('\n');
         }
+        for peer in &self.peers {
+            for r in &peer.repetitions {
+                out += &engine_cell(peer.engine.name());
+                out += &format!(
+                    "{:>3} {:>7} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>14} {:>14} {:>16} {:>12}\n",
+                    r.repetition,
+                    r.queries,
+                    r.qps,
+                    r.mean_us,
+                    r.p50_us,
+                    r.p99_us,
+                    r.p999_us,
+                    r.max_us,
+                    "-",
+                    "-",
+                    "-",
+                    r.total_hits
+                );
+            }
+        }
+        if with_peers {
+            out.push('\n');
+        }
+        for peer in &self.peers {
+            let name = peer.engine.name();
+            out += &format!(
+                "{name} {}: {} thread{}, {}; index {} ({})\n",
+                peer.version,
+                peer.threads,
+                if peer.threads == 1 { "" } else { "s" },
+                peer.timing,
+                peer.index,
+                match peer.index_built_s {
+                    Some(s) => format!("built in {s:.1} s"),
+                    None => "reused".into(),
+                }
+            );
+            if peer.failed > 0 {
+                out += &format!(
+                    "{name}: {} queries failed and are left out (first: {})\n",
+                    peer.failed,
+                    peer.failed_examples.join("; ")
+                );
+            }
+            out += &if peer.hits_checked == 0 {
+                format!(
+                    "{name}: hit counts not compared (apcache counted no query exactly: pass --count or -k 0)\n"
+                )
+            } else if peer.hits_differ == 0 {
+                format!(
+                    "{name}: hit counts equal apcache's on all {} queries apcache counted exactly\n",
+                    peer.hits_checked
+                )
+            } else {
+                format!(
+                    "{name}: hit counts DIFFER from apcache's on {} of {} queries apcache counted exactly (first: {})\n",
+                    peer.hits_differ,
+                    peer.hits_checked,
+                    peer.hits_differ_examples.join("; ")
+                )
+            };
+        }
         if !self.skipped_examples.is_empty() {
             out += &format!(
                 "\nskipped (first {}): {}\n",
@@ -446,14 +1025,15 @@ impl HarnessReport {
         out
     }
 
-    /// The report as CSV: a header, then one row per measured repetition.
+    /// The report as CSV: a header, then one row per engine and measured repetition (apcache's
+    /// first; `engine` is the last column; the peers leave apcache's counters empty).
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
-            "index,load,threads,k,count,cold,repetition,queries,wall_s,qps,mean_us,p50_us,p99_us,p999_us,max_us,total_hits,blocks_decoded,blocks_skipped,postings_decoded,resident_bytes\n",
+            "index,load,threads,k,count,cold,repetition,queries,wall_s,qps,mean_us,p50_us,p99_us,p999_us,max_us,total_hits,blocks_decoded,blocks_skipped,postings_decoded,resident_bytes,engine\n",
         );
         for r in &self.repetitions {
             out += &format!(
-                "{},{},{},{},{},{},{},{},{:.6},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{:.6},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{},{},{},{},{},{}\n",
                 csv_field(&self.index),
                 self.load,
                 self.threads,
@@ -473,8 +1053,31 @@ impl HarnessReport {
                 r.stats.blocks_decoded,
                 r.stats.blocks_skipped,
                 r.stats.postings_decoded,
-                r.cache.map_or(String::new(), |c| c.resident_bytes.to_string())
+                r.cache.map_or(String::new(), |c| c.resident_bytes.to_string()),
+                self.engine
             );
+        }
+        for peer in &self.peers {
+            for r in &peer.repetitions {
+                out += &format!(
+                    "{},,{},{},{},false,{},{},{:.6},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{},,,,,{}\n",
+                    csv_field(&self.index),
+                    peer.threads,
+                    self.options.k,
+                    self.options.count,
+                    r.repetition,
+                    r.queries,
+                    r.wall_s,
+                    r.qps,
+                    r.mean_us,
+                    r.p50_us,
+                    r.p99_us,
+                    r.p999_us,
+                    r.max_us,
+                    r.total_hits,
+                    peer.engine.name()
+                );
+            }
         }
         out
     }
@@ -652,5 +1255,160 @@ mod tests {
         assert!(report.to_text().contains("cold: "));
         let none = run_queries(dir.path(), &specs[1..2], &config, |_| {});
         assert!(matches!(none, Err(HarnessError::NoQueries { skipped: 1 })));
+    }
+
+    #[test]
+    fn tantivy_runs_the_same_queries_and_counts_the_same_hits() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("index");
+        tiny_index(&index);
+        let specs: Vec<QuerySpec> = ["w0", "+w1 +w2", "w3 w7", "+w0 -w1", "w15 +w31", "nothere"]
+            .into_iter()
+            .map(|text| QuerySpec {
+                class: String::new(),
+                text: text.to_string(),
+            })
+            .collect();
+        let peers = PeerConfig {
+            engines: vec![PeerEngine::Tantivy],
+            dir: dir.path().join("peers"),
+            lucene_jar: None,
+        };
+        let run = |k: usize, count: bool, threads: usize| {
+            let config = HarnessConfig {
+                threads,
+                options: SearchOptions {
+                    k,
+                    count,
+                    ..SearchOptions::default()
+                },
+                warmup: 1,
+                repeat: 2,
+                ..HarnessConfig::default()
+            };
+            let mut notes = Vec::new();
+            let report = run_queries_with_peers(&index, &specs, &config, Some(&peers), |e| {
+                if let HarnessEvent::Note(note) = e {
+                    notes.push(note.clone());
+                }
+            })
+            .unwrap();
+            (report, notes)
+        };
+        let (first, notes) = run(0, false, 2);
+        assert!(
+            notes.iter().any(|n| n.contains("indexing the 600 stored")),
+            "{notes:?}"
+        );
+        assert_eq!(first.peers.len(), 1);
+        let tantivy = &first.peers[0];
+        assert_eq!(tantivy.engine, PeerEngine::Tantivy);
+        assert!(tantivy.index_built_s.is_some());
+        assert_eq!(tantivy.threads, 2);
+        assert_eq!(tantivy.repetitions.len(), 2);
+        assert_eq!((tantivy.hits_checked, tantivy.hits_differ), (6, 0));
+        for (ours, theirs) in first.repetitions.iter().zip(&tantivy.repetitions) {
+            assert_eq!(theirs.queries, 6);
+            assert!(theirs.qps > 0.0 && theirs.p50_us <= theirs.p99_us);
+            assert_eq!(theirs.total_hits, ours.total_hits);
+            let hits: Vec<u64> = theirs.hits.iter().map(|h| h.unwrap()).collect();
+            assert_eq!(hits, ours.hits);
+        }
+        assert_eq!(first.repetitions[0].hits[5], 0);
+        // Top k with exact counts, and top k alone (counted after the repetitions): the index
+        // is reused.
+        for count in [true, false] {
+            let (report, notes) = run(5, count, 1);
+            assert!(!notes.iter().any(|n| n.contains("indexing")), "{notes:?}");
+            let tantivy = &report.peers[0];
+            assert!(tantivy.index_built_s.is_none());
+            assert_eq!(
+                tantivy.repetitions[0].total_hits,
+                first.repetitions[0].total_hits
+            );
+            assert_eq!(tantivy.hits_differ, 0);
+            if count {
+                assert_eq!(tantivy.hits_checked, 6);
+            }
+            let text = report.to_text();
+            assert!(
+                text.contains("engine  rep") && text.contains("\ntantivy   1"),
+                "{text}"
+            );
+            let csv = report.to_csv();
+            assert_eq!(csv.lines().count(), 5, "{csv}");
+            assert!(csv.lines().nth(3).unwrap().ends_with(",tantivy"), "{csv}");
+            let json = serde_json::to_value(&report).unwrap();
+            assert_eq!(json["engine"], "apcache");
+            assert_eq!(json["peers"][0]["engine"], "tantivy");
+            assert_eq!(json["peers"][0]["repetitions"].as_array().unwrap().len(), 2);
+        }
+        // Without peers, no peer field and no engine column in the table.
+        let alone = run_queries(&index, &specs, &HarnessConfig::default(), |_| {}).unwrap();
+        assert!(serde_json::to_value(&alone).unwrap().get("peers").is_none());
+        assert!(alone.to_text().contains("\nrep queries"));
+        // Peers and cold runs do not go together; Lucene needs its jar.
+        let cold = HarnessConfig {
+            cold: true,
+            ..HarnessConfig::default()
+        };
+        let refused = run_queries_with_peers(&index, &specs, &cold, Some(&peers), |_| {});
+        assert!(matches!(refused, Err(HarnessError::Config(_))));
+        let lucene = PeerConfig {
+            engines: vec![PeerEngine::Lucene],
+            lucene_jar: Some(dir.path().join("missing.jar")),
+            ..peers.clone()
+        };
+        let refused = run_queries_with_peers(
+            &index,
+            &specs,
+            &HarnessConfig::default(),
+            Some(&lucene),
+            |_| {},
+        );
+        let message = refused.unwrap_err().to_string();
+        assert!(
+            message.contains("missing.jar") && message.contains("mvn"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_changed_index_rebuilds_the_peer_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("index");
+        tiny_index(&index);
+        let reader = IndexReader::open(&index).unwrap();
+        let documents = crate::peer_engines::stored_documents(&reader).unwrap();
+        assert_eq!(documents.len(), 600);
+        assert_eq!(documents[17].title, "doc 17");
+        let peers = dir.path().join("peers");
+        let indexes = PeerIndexes::new(&index, &peers).unwrap();
+        assert!(!indexes.is_current(PeerEngine::Tantivy));
+        let mut cache = None;
+        let built = indexes
+            .get(PeerEngine::Tantivy, None, &reader, &mut cache)
+            .unwrap();
+        assert!(built.built_s.is_some());
+        assert!(indexes.is_current(PeerEngine::Tantivy));
+        assert!(!indexes.is_current(PeerEngine::Lucene));
+        drop(reader);
+        // Another index in the same directory: the peer index is stale.
+        let documents: Vec<Document> = documents.into_iter().take(300).collect();
+        let mut options = IndexOptions {
+            force: true,
+            ..IndexOptions::default()
+        };
+        build_index_from_documents(&documents, &index, &options, |_, _| {}).unwrap();
+        let indexes = PeerIndexes::new(&index, &peers).unwrap();
+        assert!(
+            !indexes.is_current(PeerEngine::Tantivy),
+            "300 documents now"
+        );
+        // A stemmed index is refused: the peers' tokens would differ.
+        options.analyzer.stemming = apcache_index::analyzer::Stemming::SnowballEnglish;
+        build_index_from_documents(&documents, &index, &options, |_, _| {}).unwrap();
+        let refused = PeerIndexes::new(&index, &peers).err().unwrap();
+        assert!(refused.to_string().contains("stemming"), "{refused}");
     }
 }

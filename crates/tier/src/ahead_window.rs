@@ -12,12 +12,26 @@
 
 use std::collections::VecDeque;
 
+/// The window's entries of one query.
+#[derive(Debug, Clone, Copy)]
+struct QueryEntry {
+    query: u64,
+    segments: u64,
+    terms: u32,
+    finished: bool,
+}
+
 /// The FIFO of segment counts ahead of the query threads.
+///
+/// Kept per query (a query's term occurrences are pushed together, queries in increasing
+/// order), so that a finishing query leaves in O(log n) and the front is trimmed as queries
+/// finish, in whatever order the query threads finish them.
 #[derive(Debug, Clone, Default)]
 pub struct AheadWindow {
-    /// (query sequence number, segments) per term occurrence, in the worker's order.
-    fifo: VecDeque<(u64, u32)>,
+    fifo: VecDeque<QueryEntry>,
     rolling_sum: u64,
+    terms: usize,
+    unfinished: usize,
 }
 
 impl AheadWindow {
@@ -26,23 +40,44 @@ impl AheadWindow {
         AheadWindow::default()
     }
 
-    /// The worker made a term of `segments` segments ready for query `query`.
+    /// The worker made a term of `segments` segments ready for query `query` (queries are
+    /// pushed in increasing order).
     pub fn push(&mut self, query: u64, segments: u32) {
-        self.fifo.push_back((query, segments));
+        match self.fifo.back_mut() {
+            Some(last) if last.query == query && !last.finished => {
+                last.segments += u64::from(segments);
+                last.terms += 1;
+            }
+            _ => {
+                self.fifo.push_back(QueryEntry {
+                    query,
+                    segments: u64::from(segments),
+                    terms: 1,
+                    finished: false,
+                });
+                self.unfinished += 1;
+            }
+        }
         self.rolling_sum += u64::from(segments);
+        self.terms += 1;
     }
 
     /// Query `query` finished: its counts leave the window.
     pub fn finish(&mut self, query: u64) {
-        let mut freed = 0u64;
-        self.fifo.retain(|&(q, segments)| {
-            let keep = q != query;
-            if !keep {
-                freed += u64::from(segments);
-            }
-            keep
-        });
-        self.rolling_sum -= freed;
+        let i = self.fifo.partition_point(|e| e.query < query);
+        if let Some(entry) = self
+            .fifo
+            .get_mut(i)
+            .filter(|e| e.query == query && !e.finished)
+        {
+            entry.finished = true;
+            self.rolling_sum -= entry.segments;
+            self.terms -= entry.terms as usize;
+            self.unfinished -= 1;
+        }
+        while self.fifo.front().is_some_and(|e| e.finished) {
+            self.fifo.pop_front();
+        }
     }
 
     /// Segments of the terms in the window.
@@ -52,12 +87,12 @@ impl AheadWindow {
 
     /// Term occurrences in the window.
     pub fn len(&self) -> usize {
-        self.fifo.len()
+        self.terms
     }
 
     /// Whether the window is empty.
     pub fn is_empty(&self) -> bool {
-        self.fifo.is_empty()
+        self.terms == 0
     }
 
     /// Whether the least recently used term, of `victim_segments` segments, may be evicted
@@ -77,13 +112,52 @@ impl AheadWindow {
     /// Whether any query other than `query` has terms in the window (only those can finish
     /// and shrink it while the worker waits).
     pub fn others_than(&self, query: u64) -> bool {
-        self.fifo.iter().any(|&(q, _)| q != query)
+        let i = self.fifo.partition_point(|e| e.query < query);
+        let own = self
+            .fifo
+            .get(i)
+            .is_some_and(|e| e.query == query && !e.finished);
+        self.unfinished > usize::from(own)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Pushes in query order and finishes in any order, against a list of occurrences.
+        #[test]
+        fn matches_a_model(ops in proptest::collection::vec((any::<bool>(), 0u64..6, 1u32..9), 1..200)) {
+            let mut w = AheadWindow::new();
+            let mut model: Vec<(u64, u32)> = Vec::new();
+            let mut finished = std::collections::HashSet::new();
+            let mut next_query = 0u64;
+            for (push, step, segments) in ops {
+                if push {
+                    // Stay on the current query or move to a later one.
+                    next_query += step % 2;
+                    if finished.contains(&next_query) {
+                        next_query += 1;
+                    }
+                    w.push(next_query, segments);
+                    model.push((next_query, segments));
+                } else {
+                    let q = next_query.saturating_sub(step);
+                    w.finish(q);
+                    finished.insert(q);
+                    model.retain(|&(m, _)| m != q);
+                }
+                let sum: u64 = model.iter().map(|&(_, s)| u64::from(s)).sum();
+                prop_assert_eq!(w.rolling_sum(), sum);
+                prop_assert_eq!(w.len(), model.len());
+                for q in 0..=next_query + 1 {
+                    prop_assert_eq!(w.others_than(q), model.iter().any(|&(m, _)| m != q));
+                }
+            }
+        }
+    }
 
     #[test]
     fn counts_every_occurrence_and_finishes_by_query() {

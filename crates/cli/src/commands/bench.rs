@@ -12,6 +12,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use super::read_documents;
 use super::search::QueryArgs;
+use super::serving_args::ServingArgs;
 
 /// The benchmarks.
 #[derive(Debug, Subcommand)]
@@ -24,7 +25,7 @@ pub enum BenchCommand {
     /// Query latency of apcache beside tantivy 0.27 and Lucene 9.12, same documents and queries.
     Peers(PeersArgs),
     /// Throughput and latency of a query file over an index, per repetition.
-    Queries(QueriesArgs),
+    Queries(Box<QueriesArgs>),
 }
 
 /// Query file formats.
@@ -84,8 +85,31 @@ pub struct QueriesArgs {
     /// TrueType font for the figure's text (default: $APCACHE_FONT, else a system font).
     #[arg(long)]
     font: Option<PathBuf>,
+    /// Also run the same queries, k, warm-up and repetitions through these peers
+    /// (comma-separated), on indexes of the index's stored documents built once in --peer-dir.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    peers: Vec<PeerArg>,
+    /// The lucene-peer jar (default: tools/lucene-peer/target/lucene-peer.jar; build it with
+    /// `mvn -q -f tools/lucene-peer/pom.xml package`).
+    #[arg(long)]
+    lucene_jar: Option<PathBuf>,
+    /// Where the peers' indexes are kept and reused while the index is the same (default:
+    /// $TMPDIR/apcache-peers/<index name>-<hash of its path>).
+    #[arg(long)]
+    peer_dir: Option<PathBuf>,
     #[command(flatten)]
     query_args: QueryArgs,
+    #[command(flatten)]
+    serving: ServingArgs,
+}
+
+/// Peers of `bench queries`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PeerArg {
+    /// tantivy 0.27, in this process, as many threads as apcache.
+    Tantivy,
+    /// Lucene 9.12 through tools/lucene-peer, single-threaded in its own JVM.
+    Lucene,
 }
 
 /// Options of `apcache bench peers`.
@@ -179,14 +203,17 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Codecs(args) => codecs(args),
         BenchCommand::Index(args) => index(args),
         BenchCommand::Peers(args) => peers(args),
-        BenchCommand::Queries(args) => queries(args),
+        BenchCommand::Queries(args) => queries(*args),
     }
 }
 
 fn queries(args: QueriesArgs) -> anyhow::Result<()> {
+    use apcache_bench::peer_engines::{default_lucene_jar, default_peer_dir, PeerEngine};
     use apcache_bench::plot::plot_repetitions;
     use apcache_bench::query_files::{read_query_file, QueryFormat};
-    use apcache_bench::query_harness::{run_queries, HarnessConfig, HarnessEvent};
+    use apcache_bench::query_harness::{
+        run_queries_with_peers, HarnessConfig, HarnessEvent, PeerConfig,
+    };
     use indicatif::{ProgressBar, ProgressStyle};
     if args.threads == 0 || args.repeat == 0 {
         anyhow::bail!("--threads and --repeat must be at least 1");
@@ -216,6 +243,9 @@ fn queries(args: QueriesArgs) -> anyhow::Result<()> {
             }
         );
     }
+    if let Some(mode) = args.serving.mode()? {
+        return tiered_queries(&args, mode, &file.queries);
+    }
     let config = HarnessConfig {
         threads: args.threads,
         options: args.query_args.options(args.k, args.count),
@@ -234,16 +264,47 @@ fn queries(args: QueriesArgs) -> anyhow::Result<()> {
         ProgressStyle::with_template("{msg:>16} {bar:40} {pos}/{len} queries ({per_sec}, {eta})")
             .expect("valid template"),
     );
-    let report = run_queries(&args.dir, &file.queries, &config, |event| match event {
-        HarnessEvent::Started { label, queries } => {
-            bar.reset();
-            bar.set_length(*queries as u64);
-            bar.set_message(label.clone());
+    let mut engines = Vec::new();
+    for peer in &args.peers {
+        let engine = match peer {
+            PeerArg::Tantivy => PeerEngine::Tantivy,
+            PeerArg::Lucene => PeerEngine::Lucene,
+        };
+        if !engines.contains(&engine) {
+            engines.push(engine);
         }
-        HarnessEvent::Done(done) => bar.set_position(*done as u64),
-        HarnessEvent::Finished => {}
-    })
-    .with_context(|| format!("cannot run the queries on {}", args.dir.display()))?;
+    }
+    let peers = PeerConfig {
+        engines,
+        dir: args
+            .peer_dir
+            .clone()
+            .unwrap_or_else(|| default_peer_dir(&args.dir)),
+        lucene_jar: Some(args.lucene_jar.clone().unwrap_or_else(default_lucene_jar)),
+    };
+    let json = args.json;
+    let report =
+        run_queries_with_peers(
+            &args.dir,
+            &file.queries,
+            &config,
+            Some(&peers),
+            |event| match event {
+                HarnessEvent::Started { label, queries } => {
+                    bar.reset();
+                    bar.set_length(*queries as u64);
+                    bar.set_message(label.clone());
+                }
+                HarnessEvent::Done(done) => bar.set_position(*done as u64),
+                HarnessEvent::Finished => {}
+                HarnessEvent::Note(note) => {
+                    if !json {
+                        bar.suspend(|| eprintln!("{note}"));
+                    }
+                }
+            },
+        )
+        .with_context(|| format!("cannot run the queries on {}", args.dir.display()))?;
     bar.finish_and_clear();
     if let Some(path) = &args.csv {
         std::fs::write(path, report.to_csv())
@@ -390,6 +451,59 @@ fn codecs(args: CodecsArgs) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
+}
+
+/// `bench queries --mode ...`: the workload served in an APCache configuration.
+fn tiered_queries(
+    args: &QueriesArgs,
+    mode: apcache_tier::ServingMode,
+    specs: &[apcache_bench::query_sets::QuerySpec],
+) -> anyhow::Result<()> {
+    use apcache_bench::tiered_bench::{run_tiered, TieredConfig};
+    use apcache_index::query::parse_query;
+    use apcache_index::search::IndexReader;
+    if !args.peers.is_empty() || args.plot.is_some() || args.csv.is_some() {
+        anyhow::bail!("--mode runs take neither --peers, --plot nor --csv (use --json)");
+    }
+    let mut config = TieredConfig {
+        threads: args.threads,
+        search: args.query_args.options(args.k, args.count),
+        warmup: args.warmup,
+        repeat: args.repeat,
+        cold: args.cold,
+        ..TieredConfig::default()
+    };
+    args.serving.apply(mode, &mut config)?;
+    let analyzer = IndexReader::open(&args.dir)
+        .with_context(|| format!("opening {}", args.dir.display()))?
+        .analyzer();
+    let default_operator = args.query_args.default_operator();
+    let mut queries = Vec::with_capacity(specs.len());
+    let mut skipped = 0usize;
+    for spec in specs {
+        match parse_query(&spec.text, &analyzer, default_operator) {
+            Ok(q) => queries.push(q),
+            Err(_) => skipped += 1,
+        }
+    }
+    if queries.is_empty() {
+        anyhow::bail!("no query of the file parses ({skipped} skipped)");
+    }
+    let json = args.json;
+    let report = run_tiered(&args.dir, &queries, &config, |step| {
+        if !json {
+            eprintln!("{step}");
+        }
+    })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        if skipped > 0 {
+            eprintln!("{skipped} queries that do not parse left out");
+        }
         print!("{}", report.to_text());
     }
     Ok(())

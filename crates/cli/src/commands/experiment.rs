@@ -14,6 +14,87 @@ pub enum ExperimentCommand {
     /// breakdown, QPS and p99 of single-term and AND workloads per frequency class, in DRAM
     /// and in a second placement.
     Codecs(CodecsArgs),
+    /// APCache's study: QPS, p99 and miss rate against cache size for the four serving
+    /// modes, QPS against the DRAM limit, miss rate against segment size, QPS against
+    /// base-prefetch's lookahead; every point a child process in its own memory cgroup.
+    Apcache(ApcacheArgs),
+}
+
+/// Options of `apcache experiment apcache`.
+#[derive(Debug, Args)]
+pub struct ApcacheArgs {
+    /// The index.
+    index: PathBuf,
+    /// Sections: reference, cache, memory, segments, lookahead.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "reference,cache,memory,segments,lookahead"
+    )]
+    sections: Vec<String>,
+    /// Workloads as TYPE-CLASS-RP (`and-H-0.25`, `single-H-0`).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "and-H-0,and-H-0.25,and-H-0.5,single-H-0,single-H-0.25,single-H-0.5"
+    )]
+    workloads: Vec<String>,
+    /// Queries per workload.
+    #[arg(long, default_value_t = 1000)]
+    queries: usize,
+    /// Workload seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Hits per query.
+    #[arg(short, default_value_t = 1024)]
+    k: usize,
+    /// Query threads.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Unmeasured repetitions per point.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Cache sizes, fractions of the searched index.
+    #[arg(long, value_delimiter = ',', default_value = "0.05,0.1,0.25,0.5,1.0")]
+    cache_fractions: Vec<f64>,
+    /// DRAM budget of the hybrid modes (the base modes get it plus their cache size).
+    #[arg(long, default_value = "64MiB")]
+    memory_limit: String,
+    /// DRAM limits of the memory section.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "32MiB,64MiB,128MiB,256MiB,512MiB,1GiB"
+    )]
+    memory_limits: Vec<String>,
+    /// Segment sizes of the segments section.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "4KiB,16KiB,32KiB,128KiB,512KiB,1MiB"
+    )]
+    segment_sizes: Vec<String>,
+    /// Cache fraction of the segments and lookahead sections.
+    #[arg(long, default_value_t = 0.25)]
+    sweep_fraction: f64,
+    /// Lookaheads of the lookahead section.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
+    lookaheads: Vec<usize>,
+    /// Directory of the tier file (a DAX, CXL-backed or tmpfs mount).
+    #[arg(long, default_value = "/dev/shm")]
+    tier_dir: PathBuf,
+    /// Storage loader of the cache modes: mmap, pread, direct, direct-pread.
+    #[arg(long, default_value = "pread")]
+    loader: String,
+    /// Emulated slow device for every loader: microseconds per read.
+    #[arg(long)]
+    emulate_latency_us: Option<u64>,
+    /// Emulated slow device: bandwidth cap.
+    #[arg(long)]
+    emulate_bandwidth: Option<String>,
+    /// Output directory for the tables and figures.
+    #[arg(long, short = 'o')]
+    out: PathBuf,
 }
 
 /// Options of `apcache experiment codecs`.
@@ -72,7 +153,72 @@ pub struct CodecsArgs {
 pub fn run(command: ExperimentCommand) -> anyhow::Result<()> {
     match command {
         ExperimentCommand::Codecs(args) => codecs(args),
+        ExperimentCommand::Apcache(args) => apcache(args),
     }
+}
+
+fn apcache(args: ApcacheArgs) -> anyhow::Result<()> {
+    use apcache_bench::apcache_experiment::{self, ApcacheExperimentConfig, WorkloadSpec};
+    use apcache_tier::cgroup::parse_size;
+    let size = |s: &str| parse_size(s).with_context(|| format!("size {s:?}"));
+    let workloads = args
+        .workloads
+        .iter()
+        .map(|w| {
+            let mut parts = w.splitn(3, '-');
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(t), Some(c), Some(rp)) => Ok(WorkloadSpec {
+                    query_type: t.to_string(),
+                    class: c.to_string(),
+                    rp: rp.parse().with_context(|| format!("workload {w:?}: RP"))?,
+                }),
+                _ => anyhow::bail!("workload {w:?} is not TYPE-CLASS-RP"),
+            }
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut extra = Vec::new();
+    if let Some(us) = args.emulate_latency_us {
+        extra.extend(["--emulate-latency-us".to_string(), us.to_string()]);
+    }
+    if let Some(b) = &args.emulate_bandwidth {
+        extra.extend(["--emulate-bandwidth".to_string(), b.clone()]);
+    }
+    let config = ApcacheExperimentConfig {
+        index: args.index,
+        binary: std::env::current_exe().context("locating the apcache executable")?,
+        out: args.out.clone(),
+        workloads,
+        queries: args.queries,
+        seed: args.seed,
+        k: args.k,
+        threads: args.threads,
+        warmup: args.warmup,
+        sections: args.sections,
+        cache_fractions: args.cache_fractions,
+        memory_limit: size(&args.memory_limit)?,
+        memory_limits: args
+            .memory_limits
+            .iter()
+            .map(|s| size(s))
+            .collect::<anyhow::Result<_>>()?,
+        segment_sizes: args
+            .segment_sizes
+            .iter()
+            .map(|s| size(s))
+            .collect::<anyhow::Result<_>>()?,
+        sweep_fraction: args.sweep_fraction,
+        lookaheads: args.lookaheads,
+        tier_dir: args.tier_dir,
+        loader: args.loader,
+        extra,
+    };
+    let report = apcache_experiment::run(&config, |step| eprintln!("{step}"))?;
+    let figures = report.write_to(&args.out)?;
+    print!("{}", report.to_text());
+    for f in figures {
+        eprintln!("wrote {}", f.display());
+    }
+    Ok(())
 }
 
 /// What a directory is, for the report: the file system type of its mount.

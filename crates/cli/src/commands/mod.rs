@@ -7,6 +7,7 @@ mod index;
 mod merge;
 mod search;
 mod serve_stdin;
+mod serving_args;
 mod stats;
 mod workload;
 
