@@ -91,6 +91,8 @@ pub struct ApcacheExperimentConfig {
     pub loader: String,
     /// Extra arguments for every child (an emulated device, say).
     pub extra: Vec<String>,
+    /// Place the hybrid modes' term metadata and norms in the tier directory.
+    pub hybrid_metadata_in_tier: bool,
 }
 
 /// One measured point.
@@ -132,6 +134,10 @@ pub struct Point {
     pub enforced: bool,
     /// Mean of the prefetcher's lead, in queries.
     pub mean_ahead: Option<f64>,
+    /// The lead over the measured repetition: (seconds, queries ahead), kept for the
+    /// `lookahead` section's figure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lead: Vec<(f64, f64)>,
 }
 
 /// Why the study failed.
@@ -313,6 +319,12 @@ pub fn run(
                 "--loader".into(),
                 config.loader.clone(),
             ]);
+            if config.hybrid_metadata_in_tier {
+                args.extend([
+                    "--metadata-dir".into(),
+                    config.tier_dir.to_string_lossy().into(),
+                ]);
+            }
         }
         if let Some(l) = run.lookahead {
             args.extend(["--lookahead".into(), l.to_string()]);
@@ -356,12 +368,13 @@ pub fn run(
             });
         };
         let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
-        let samples: Vec<f64> = r["lookahead"]
+        let lead: Vec<(f64, f64)> = r["lookahead"]
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|s| s["ahead"].as_f64())
+            .filter_map(|s| Some((s["at_s"].as_f64()?, s["ahead"].as_f64()?)))
             .collect();
+        let samples: Vec<f64> = lead.iter().map(|&(_, a)| a).collect();
         let mean_ahead =
             (!samples.is_empty()).then(|| samples.iter().sum::<f64>() / samples.len() as f64);
         let dram = &report["dram"];
@@ -384,6 +397,11 @@ pub fn run(
             peak_rss_bytes: dram["process_peak_rss_bytes"].as_u64(),
             enforced: dram["enforced"].as_bool().unwrap_or(false),
             mean_ahead,
+            lead: if run.section == "lookahead" {
+                lead
+            } else {
+                Vec::new()
+            },
         });
         Ok(())
     };
@@ -727,6 +745,36 @@ impl ApcacheExperimentReport {
                     points: xs.iter().map(|&x| (x, h.qps)).collect(),
                 });
             }
+            let title = format!(
+                "{label}: the worker's lead over time (cache {:.0}% of the index)",
+                self.points
+                    .iter()
+                    .find(|p| p.section == "lookahead")
+                    .map_or(0.0, |p| p.cache_fraction * 100.0)
+            );
+            let leads: Vec<Series> = self
+                .points
+                .iter()
+                .filter(|p| p.section == "lookahead" && p.workload == label && !p.lead.is_empty())
+                .filter(|p| p.mode == "hybrid-prefetch" || p.lookahead == Some(16))
+                .map(|p| Series {
+                    name: match p.lookahead {
+                        Some(l) => format!("{} (lookahead {l})", p.mode),
+                        None => format!("{} (adaptive)", p.mode),
+                    },
+                    points: p.lead.clone(),
+                })
+                .collect();
+            draw(
+                format!("lead-over-time-{label}.png"),
+                ChartSpec {
+                    title: &title,
+                    x_label: "seconds into the measured repetition",
+                    y_label: "queries prepared ahead of the query threads",
+                    log_x: false,
+                },
+                leads,
+            )?;
             let title = format!("{label}: QPS against base-prefetch's fixed lookahead");
             draw(
                 format!("qps-vs-lookahead-{label}.png"),

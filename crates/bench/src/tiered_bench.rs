@@ -58,6 +58,10 @@ pub struct TieredConfig {
     pub loader_options: LoaderOptions,
     /// The DRAM budget (a memory cgroup the process joins).
     pub memory_limit: Option<u64>,
+    /// Where the term metadata and norms are read from: `None` from storage (through the
+    /// page cache, inside the budget), else copies placed in this directory (a tier mount)
+    /// before the budget applies.
+    pub metadata_dir: Option<PathBuf>,
 }
 
 impl Default for TieredConfig {
@@ -76,10 +80,41 @@ impl Default for TieredConfig {
             tier: TierSpec::Directory(PathBuf::from("/dev/shm")),
             tier_file: None,
             cache: CacheOptions::default(),
-            loader: LoaderKind::Pread,
+            loader: LoaderKind::Direct,
             loader_options: LoaderOptions::default(),
             memory_limit: None,
+            metadata_dir: None,
         }
+    }
+}
+
+/// Copies of an index's metadata files in a tier directory, removed when dropped.
+struct PlacedMetadata {
+    dir: PathBuf,
+}
+
+impl PlacedMetadata {
+    fn copy(index: &Path, tier_dir: &Path) -> Result<PlacedMetadata, TieredError> {
+        let dir = tier_dir.join(format!("apcache-metadata-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(TieredError::PageCache)?;
+        let placed = PlacedMetadata { dir };
+        let manifest = apcache_index::Manifest::load(index)?;
+        for segment in &manifest.segments {
+            for kind in apcache_index::segment::METADATA_FILES {
+                if let Some(file) = segment.file(kind) {
+                    let from = segment.directory(index).join(&file.name);
+                    std::fs::copy(&from, placed.dir.join(&file.name))
+                        .map_err(TieredError::PageCache)?;
+                }
+            }
+        }
+        Ok(placed)
+    }
+}
+
+impl Drop for PlacedMetadata {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -190,6 +225,8 @@ pub struct TieredReport {
     pub cache_options: Option<CacheOptions>,
     /// The loader, with an emulation label when the device is emulated.
     pub loader: Option<String>,
+    /// Where the term metadata and norms were read from.
+    pub metadata: String,
     /// Whether storage is an emulated slow device.
     pub emulated_storage: bool,
     /// DRAM.
@@ -331,7 +368,8 @@ pub fn run_tiered(
         cache_segments = Some(c.total_segments());
         cache = Some(c);
     }
-    let loader_description = cache.as_ref().and_then(|_| {
+    let has_loader = cache.is_some() || matches!(config.mode, ServingMode::BasePrefetch { .. });
+    let loader_description = has_loader.then_some(()).and_then(|_| {
         // Describe through a throwaway loader on the first postings file.
         postings_paths(dir, &reader).ok().and_then(|paths| {
             paths
@@ -345,9 +383,22 @@ pub fn run_tiered(
         warnings.push(format!(
             "storage is EMULATED as a slow device: +{} µs per read{}",
             latency.as_micros(),
-            bandwidth.map_or(String::new(), |b| format!(", {} MB/s cap", b / 1_000_000))
+            bandwidth.map_or(String::new(), |b| format!(", {} MiB/s cap", b >> 20))
         ));
     }
+
+    // The metadata's copies, like the tier, are written before the budget applies.
+    let placed = match &config.metadata_dir {
+        Some(tier_dir) => Some(PlacedMetadata::copy(dir, tier_dir)?),
+        None => None,
+    };
+    let metadata = match &placed {
+        Some(p) => format!(
+            "dictionary, term infos, skip entries and norms copied to {} before the DRAM limit applied",
+            p.dir.display()
+        ),
+        None => "dictionary, term infos, skip entries and norms read from storage (page cache, inside the budget)".to_string(),
+    };
 
     // 2. The DRAM budget.
     let mut cgroup = None;
@@ -368,7 +419,11 @@ pub fn run_tiered(
     // 3. Cold start: the index leaves the page cache.
     drop(reader);
     page_cache::drop_from_page_cache(&files).map_err(TieredError::PageCache)?;
-    let reader = IndexReader::open(dir)?;
+    let reader = IndexReader::open_placed(
+        dir,
+        apcache_index::search::LoadMode::Mmap,
+        placed.as_ref().map(|p| p.dir.as_path()),
+    )?;
     page_cache::drop_from_page_cache(&files).map_err(TieredError::PageCache)?;
 
     let serve_config = ServeConfig {
@@ -376,6 +431,7 @@ pub fn run_tiered(
         threads: config.threads,
         search: config.search,
         warm_read: config.loader_options.chunk.max(512),
+        warm_emulation: config.loader_options.emulation,
     };
     let server = Server::new(dir, &reader, cache.as_ref(), serve_config)?;
     let mut repetitions = Vec::new();
@@ -428,6 +484,7 @@ pub fn run_tiered(
         cache_segments,
         cache_options: config.mode.uses_cache().then_some(config.cache),
         loader: loader_description,
+        metadata,
         emulated_storage: emulated,
         dram,
         repetitions,
@@ -477,6 +534,7 @@ impl TieredReport {
         if let Some(loader) = &self.loader {
             out.push_str(&format!("loader: {loader}\n"));
         }
+        out.push_str(&format!("metadata: {}\n", self.metadata));
         let d = &self.dram;
         out.push_str(&format!(
             "DRAM: {}; cgroup peak {} MiB (failcnt {}), process peak RSS {} MiB, anon {} MiB, shmem {} MiB\n",

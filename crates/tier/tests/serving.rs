@@ -152,6 +152,7 @@ fn config(mode: ServingMode, threads: usize, search: SearchOptions) -> ServeConf
         threads,
         search,
         warm_read: 4096,
+        warm_emulation: None,
     }
 }
 
@@ -196,12 +197,14 @@ fn every_mode_matches_plain_evaluation_under_a_tiny_cache() {
                     // A cache of 12 segments: far smaller than the index, larger than any
                     // two-term query.
                     let cache = cache(dir.path(), &reader, 12, options, LoaderKind::Mmap);
+                    // Many query threads (more than cores) over one reader and one cache.
+                    let threads = if guard { 8 } else { 4 };
                     let report = serve(
                         dir.path(),
                         &reader,
                         Some(&cache),
                         &queries,
-                        config(mode, 4, search),
+                        config(mode, threads, search),
                     )
                     .unwrap();
                     let what =

@@ -83,8 +83,8 @@ pub struct ApcacheArgs {
     /// Directory of the tier file (a DAX, CXL-backed or tmpfs mount).
     #[arg(long, default_value = "/dev/shm")]
     tier_dir: PathBuf,
-    /// Storage loader of the cache modes: mmap, pread, direct, direct-pread.
-    #[arg(long, default_value = "pread")]
+    /// Storage loader of the cache modes: direct, pread, mmap, direct-pread.
+    #[arg(long, default_value = "direct")]
     loader: String,
     /// Emulated slow device for every loader: microseconds per read.
     #[arg(long)]
@@ -92,6 +92,10 @@ pub struct ApcacheArgs {
     /// Emulated slow device: bandwidth cap.
     #[arg(long)]
     emulate_bandwidth: Option<String>,
+    /// Where the hybrid modes read the dictionary, term infos, skip entries and norms:
+    /// `tier` (copies in --tier-dir, outside the DRAM budget) or `storage`.
+    #[arg(long, default_value = "tier")]
+    hybrid_metadata: String,
     /// Output directory for the tables and figures.
     #[arg(long, short = 'o')]
     out: PathBuf,
@@ -211,6 +215,11 @@ fn apcache(args: ApcacheArgs) -> anyhow::Result<()> {
         tier_dir: args.tier_dir,
         loader: args.loader,
         extra,
+        hybrid_metadata_in_tier: match args.hybrid_metadata.as_str() {
+            "tier" => true,
+            "storage" => false,
+            other => anyhow::bail!("--hybrid-metadata {other:?}: tier or storage"),
+        },
     };
     let report = apcache_experiment::run(&config, |step| eprintln!("{step}"))?;
     let figures = report.write_to(&args.out)?;

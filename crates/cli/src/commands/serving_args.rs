@@ -48,9 +48,10 @@ pub struct ServingArgs {
     /// Never evict a term a prefetched, unfinished query will read (`hybrid-prefetch`).
     #[arg(long)]
     pub guard_queued: bool,
-    /// How the worker reads postings: mmap, pread, direct (O_DIRECT through io_uring),
-    /// direct-pread.
-    #[arg(long, default_value = "pread")]
+    /// How the worker reads postings: direct (O_DIRECT through io_uring: no page cache, the
+    /// default; a file system without O_DIRECT, such as tmpfs, refuses it), pread (a 4 KiB
+    /// buffer through the page cache), mmap, direct-pread.
+    #[arg(long, default_value = "direct")]
     pub loader: String,
     /// Emulated slow device: microseconds added per read.
     #[arg(long)]
@@ -62,6 +63,10 @@ pub struct ServingArgs {
     /// cache, not the tier.
     #[arg(long)]
     pub memory_limit: Option<String>,
+    /// Read the dictionary, term infos, skip entries and norms from copies placed in this
+    /// directory (a tier mount) before the DRAM limit applies, instead of from storage.
+    #[arg(long)]
+    pub metadata_dir: Option<PathBuf>,
 }
 
 impl ServingArgs {
@@ -136,6 +141,7 @@ impl ServingArgs {
             emulation,
             ..LoaderOptions::default()
         };
+        config.metadata_dir = self.metadata_dir.clone();
         config.memory_limit = self
             .memory_limit
             .as_deref()

@@ -39,11 +39,21 @@ impl IndexReader {
 
     /// Opens the index committed in `dir`, read as `mode` says.
     pub fn open_with(dir: &Path, mode: LoadMode) -> Result<IndexReader, IndexError> {
+        IndexReader::open_placed(dir, mode, None)
+    }
+
+    /// Opens the index committed in `dir`, mapping the segments' term metadata and norms
+    /// ([`crate::segment::METADATA_FILES`]) from copies in `metadata_dir` when given.
+    pub fn open_placed(
+        dir: &Path,
+        mode: LoadMode,
+        metadata_dir: Option<&Path>,
+    ) -> Result<IndexReader, IndexError> {
         let manifest = Manifest::load(dir)?;
         let mut segments = manifest
             .segments
             .iter()
-            .map(|meta| SegmentReader::open(dir, meta))
+            .map(|meta| SegmentReader::open_placed(dir, meta, metadata_dir))
             .collect::<Result<Vec<_>, _>>()?;
         if mode == LoadMode::Direct {
             for segment in &mut segments {

@@ -11,7 +11,7 @@ mod writer;
 pub use direct::DirectPostings;
 pub use doc_map::DocMap;
 pub use meta::{FileMeta, SegmentMeta};
-pub use reader::SegmentReader;
+pub use reader::{SegmentReader, METADATA_FILES};
 pub use store::StoredDocument;
 pub(crate) use store::{append_raw, compress_block, StoreWriter, STORE_BLOCK_TARGET};
 pub use term_encoder::{EncodedTerms, TermEncoder};

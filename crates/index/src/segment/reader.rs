@@ -47,14 +47,31 @@ pub struct SegmentReader {
     direct: Option<DirectPostings>,
 }
 
-fn map_file(dir: &Path, meta: &SegmentMeta, kind: FileKind) -> Result<MappedBody, IndexError> {
+/// The files a query reads besides the postings: the term metadata and the norms. A caller
+/// may place copies of them elsewhere (a faster tier) with [`SegmentReader::open_placed`].
+pub const METADATA_FILES: [FileKind; 4] = [
+    FileKind::Dictionary,
+    FileKind::TermInfos,
+    FileKind::Skip,
+    FileKind::Norms,
+];
+
+fn map_file(
+    dir: &Path,
+    meta: &SegmentMeta,
+    kind: FileKind,
+    metadata_dir: Option<&Path>,
+) -> Result<MappedBody, IndexError> {
     let file_meta = meta.file(kind).ok_or_else(|| {
         IndexError::corrupt(
             &meta.name,
             format!("manifest lists no {} file", kind.extension()),
         )
     })?;
-    let path = meta.directory(dir).join(&file_meta.name);
+    let path = match metadata_dir {
+        Some(placed) if METADATA_FILES.contains(&kind) => placed.join(&file_meta.name),
+        _ => meta.directory(dir).join(&file_meta.name),
+    };
     let file = File::open(&path).map_err(|e| IndexError::io(&path, e))?;
     // SAFETY: index files are immutable once committed; apcache never writes to a committed
     // file, and the mapping is read-only.
@@ -68,6 +85,11 @@ fn map_file(dir: &Path, meta: &SegmentMeta, kind: FileKind) -> Result<MappedBody
                 file_meta.bytes
             ),
         ));
+    }
+    if matches!(kind, FileKind::TermInfos | FileKind::Skip) {
+        // Small reads at scattered offsets: read-ahead around them only evicts pages that
+        // matter when memory is tight. Advice failing changes nothing but speed.
+        let _ = map.advise(memmap2::Advice::Random);
     }
     let framed = FramedFile::parse(&map, kind, &file_meta.name)?;
     if framed.crc != file_meta.crc32c {
@@ -87,11 +109,21 @@ impl SegmentReader {
     /// [`SegmentMeta::directory`]): maps its files and checks their framing;
     /// the dictionary's checksum is verified (a corrupt FST must not be walked).
     pub fn open(dir: &Path, meta: &SegmentMeta) -> Result<SegmentReader, IndexError> {
+        SegmentReader::open_placed(dir, meta, None)
+    }
+
+    /// Like [`SegmentReader::open`], but maps the [`METADATA_FILES`] from `metadata_dir`
+    /// when given (byte-identical copies, checked against the manifest like the originals).
+    pub fn open_placed(
+        dir: &Path,
+        meta: &SegmentMeta,
+        metadata_dir: Option<&Path>,
+    ) -> Result<SegmentReader, IndexError> {
         let codec = codec_by_name(&meta.codec).map_err(|source| IndexError::Codec {
             file: meta.name.clone(),
             source,
         })?;
-        let dict = map_file(dir, meta, FileKind::Dictionary)?;
+        let dict = map_file(dir, meta, FileKind::Dictionary, metadata_dir)?;
         let dict_name = &meta.file(FileKind::Dictionary).expect("mapped").name;
         FramedFile::verify(dict.file_bytes(), FileKind::Dictionary, dict_name)?;
         let dictionary = fst::Map::new(dict)
@@ -99,11 +131,11 @@ impl SegmentReader {
         let reader = SegmentReader {
             codec,
             dictionary,
-            term_infos: map_file(dir, meta, FileKind::TermInfos)?,
-            skip: map_file(dir, meta, FileKind::Skip)?,
-            postings: map_file(dir, meta, FileKind::Postings)?,
-            norms: map_file(dir, meta, FileKind::Norms)?,
-            store: map_file(dir, meta, FileKind::Store)?,
+            term_infos: map_file(dir, meta, FileKind::TermInfos, metadata_dir)?,
+            skip: map_file(dir, meta, FileKind::Skip, metadata_dir)?,
+            postings: map_file(dir, meta, FileKind::Postings, metadata_dir)?,
+            norms: map_file(dir, meta, FileKind::Norms, metadata_dir)?,
+            store: map_file(dir, meta, FileKind::Store, metadata_dir)?,
             direct: None,
             meta: meta.clone(),
         };

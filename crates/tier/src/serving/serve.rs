@@ -16,7 +16,7 @@ use super::mode::ServingMode;
 use super::pipeline::{Pipeline, Prepared};
 use super::sources::{CacheSource, HitCounters};
 use crate::cache_error::CacheError;
-use crate::loader::{open_loader, LoaderKind, LoaderOptions, StorageLoader};
+use crate::loader::{open_loader, Emulation, LoaderKind, LoaderOptions, StorageLoader};
 use crate::postings_cache::{CacheCounters, Ensured, PostingsCache, Prefetch};
 use crate::term_layout::TermLayout;
 
@@ -39,6 +39,10 @@ pub struct ServeConfig {
     pub search: SearchOptions,
     /// Bytes per read when `base-prefetch` warms the page cache (the seeds' small buffer).
     pub warm_read: usize,
+    /// An emulated slow device under `base-prefetch`'s reads (the cache modes' loaders carry
+    /// their own).
+    #[serde(skip)]
+    pub warm_emulation: Option<Emulation>,
 }
 
 /// One query's answer and cost.
@@ -161,6 +165,7 @@ impl<'r> Server<'r> {
             }
             let options = LoaderOptions {
                 chunk: config.warm_read.max(512),
+                emulation: config.warm_emulation,
                 ..LoaderOptions::default()
             };
             for path in postings_paths(dir, reader)? {
