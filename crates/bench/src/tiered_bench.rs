@@ -10,7 +10,6 @@
 //! index page read from then on is charged to the budget.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use apcache_index::query::Query;
 use apcache_index::search::{IndexReader, SearchOptions};
@@ -368,16 +367,6 @@ pub fn run_tiered(
         cache_segments = Some(c.total_segments());
         cache = Some(c);
     }
-    let has_loader = cache.is_some() || matches!(config.mode, ServingMode::BasePrefetch { .. });
-    let loader_description = has_loader.then_some(()).and_then(|_| {
-        // Describe through a throwaway loader on the first postings file.
-        postings_paths(dir, &reader).ok().and_then(|paths| {
-            paths
-                .first()
-                .and_then(|p| open_loader(config.loader, p, &config.loader_options).ok())
-                .map(|l| l.describe())
-        })
-    });
     let emulated = config.loader_options.emulation.is_some();
     if let Some(Emulation { latency, bandwidth }) = config.loader_options.emulation {
         warnings.push(format!(
@@ -434,6 +423,7 @@ pub fn run_tiered(
         warm_emulation: config.loader_options.emulation,
     };
     let server = Server::new(dir, &reader, cache.as_ref(), serve_config)?;
+    let loader_description = server.loader_description();
     let mut repetitions = Vec::new();
     let total = config.warmup + config.repeat;
     for r in 0..total {
@@ -586,9 +576,4 @@ impl TieredReport {
         }
         out
     }
-}
-
-/// Parses a duration in microseconds for the emulated device's latency.
-pub fn micros(us: u64) -> Duration {
-    Duration::from_micros(us)
 }

@@ -3,33 +3,10 @@
 //! bad configurations are clear errors at start, and a DRAM limit is either enforced or
 //! reported as not enforced.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_apcache"))
-        .args(args)
-        .output()
-        .expect("run apcache")
-}
-
-fn apcache(args: &[&str]) -> Output {
-    let output = run(args);
-    assert!(
-        output.status.success(),
-        "apcache {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
-fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/enwiki-sample.tsv")
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
+mod common;
+use common::{apcache, path, run, sample};
 
 fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).expect("a JSON report")

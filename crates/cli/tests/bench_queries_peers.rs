@@ -2,31 +2,13 @@
 //! workload on indexes of the same stored documents, beside apcache, and count the same hits.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn apcache(args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_apcache"))
-        .args(args)
-        .output()
-        .expect("run apcache");
-    assert!(
-        output.status.success(),
-        "apcache {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
-fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/enwiki-sample.tsv")
-}
+mod common;
+use common::{apcache, path, sample};
 
 fn lucene_jar() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/lucene-peer/target/lucene-peer.jar")
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
 }
 
 /// Checks one engine's repetitions in the JSON report; returns their `total_hits`.

@@ -2,29 +2,10 @@
 //! workload is reproducible by seed, every query of it parses, and the harness reports every
 //! repetition as JSON and CSV.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn apcache(args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_apcache"))
-        .args(args)
-        .output()
-        .expect("run apcache");
-    assert!(
-        output.status.success(),
-        "apcache {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
-fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/enwiki-sample.tsv")
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
+mod common;
+use common::{apcache, path, sample};
 
 #[test]
 fn workload_then_bench_queries() {

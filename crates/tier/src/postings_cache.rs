@@ -212,6 +212,11 @@ impl PostingsCache {
         }
     }
 
+    /// What the first storage loader is (they are all of one kind).
+    pub fn loader_description(&self) -> Option<String> {
+        self.loaders.first().map(|l| l.describe())
+    }
+
     /// Bytes the storage loaders have read so far.
     pub fn loader_bytes(&self) -> u64 {
         self.loaders.iter().map(|l| l.stats().bytes_read).sum()

@@ -290,6 +290,15 @@ impl<'r> Server<'r> {
         })
     }
 
+    /// What reads postings from storage for the worker: the cache's loaders, or
+    /// `base-prefetch`'s page-cache warmers; `None` in `base`.
+    pub fn loader_description(&self) -> Option<String> {
+        match self.cache {
+            Some(cache) => cache.loader_description(),
+            None => self.warmers.first().map(|l| l.describe()),
+        }
+    }
+
     fn loader_bytes(&self) -> u64 {
         let warm: u64 = self.warmers.iter().map(|l| l.stats().bytes_read).sum();
         warm + self.cache.map_or(0, |c| c.loader_bytes())
