@@ -76,7 +76,7 @@ mod tests {
     #[test]
     fn sees_an_allocation() {
         let sampler = MemorySampler::start(Duration::from_millis(1));
-        let block = vec![1u8; 64 << 20];
+        let block = std::hint::black_box(vec![1u8; 64 << 20]);
         std::thread::sleep(Duration::from_millis(30));
         let peak = sampler.finish().expect("Linux reports RssAnon");
         assert!(peak >= 64 << 20, "peak {peak}");

@@ -140,7 +140,14 @@ impl Bm25 {
     /// computed as [`Bm25::score`] computes it.
     #[inline]
     pub fn saturation_key(&self, freq: u32, length: u32) -> f32 {
-        freq as f32 * self.norm_inverse(length)
+        Bm25::key_of(freq, self.norm_inverse(length))
+    }
+
+    /// [`Bm25::saturation_key`] from the document's [`Bm25::norm_inverse`], for evaluators that
+    /// score several terms of one document.
+    #[inline]
+    pub fn key_of(freq: u32, norm_inverse: f32) -> f32 {
+        freq as f32 * norm_inverse
     }
 
     /// Lucene's IDF of a term in `doc_freq` documents (the term's weight).

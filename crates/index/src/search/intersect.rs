@@ -14,6 +14,13 @@ use crate::IndexError;
 /// faster by merging, 8x and 14x pairs 1.3x and 2x slower).
 const MERGE_MAX_RATIO: u64 = 4;
 
+/// Whether a list of `doc_freq` postings filters candidates from a lead of `lead_freq` by
+/// merging (else by searching for each candidate).
+#[inline]
+pub fn merges(doc_freq: u32, lead_freq: u32) -> bool {
+    u64::from(doc_freq) <= MERGE_MAX_RATIO * u64::from(lead_freq)
+}
+
 /// Fills `out` with the next DIDs every cursor holds, from the lead's (`cursors[0]`) current
 /// block, and moves the lead to its next block; returns `false` once the lead is exhausted.
 /// `out` may be left empty for a window without matches. Afterwards every other cursor is
@@ -29,9 +36,9 @@ pub fn next_window(cursors: &mut [TermCursor<'_>], out: &mut Vec<u32>) -> Result
     };
     out.extend_from_slice(rest);
     lead.consume(rest.len())?;
-    let lead_freq = u64::from(lead.doc_freq());
+    let lead_freq = lead.doc_freq();
     for cursor in others.iter_mut() {
-        if u64::from(cursor.doc_freq()) <= MERGE_MAX_RATIO * lead_freq {
+        if merges(cursor.doc_freq(), lead_freq) {
             filter(cursor, out)?;
         } else {
             filter_by_search(cursor, out)?;

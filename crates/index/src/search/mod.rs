@@ -3,6 +3,7 @@
 //! (block-max MaxScore, block-max AND) for flat disjunctions and conjunctions, which must
 //! return exactly the top k the exhaustive evaluator returns.
 
+mod block_max_and;
 mod bm25;
 mod count;
 mod index_reader;

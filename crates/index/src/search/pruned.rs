@@ -10,8 +10,7 @@
 
 use std::collections::HashMap;
 
-use apcache_codec::BLOCK_LEN;
-
+use super::block_max_and::block_max_and;
 use super::bm25::Bm25;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
@@ -70,9 +69,9 @@ pub struct Outcome {
 }
 
 /// A cursor with its clause position (scores are summed in clause order).
-struct Clause<'a> {
-    cursor: TermCursor<'a>,
-    position: usize,
+pub(super) struct Clause<'a> {
+    pub(super) cursor: TermCursor<'a>,
+    pub(super) position: usize,
     max_score: f32,
 }
 
@@ -95,7 +94,7 @@ fn open<'s>(
 }
 
 /// Whether any excluded cursor holds `doc`.
-fn excluded(cursors: &mut [TermCursor<'_>], doc: u32) -> Result<bool, IndexError> {
+pub(super) fn excluded(cursors: &mut [TermCursor<'_>], doc: u32) -> Result<bool, IndexError> {
     for cursor in cursors {
         if cursor.advance(doc)? == doc {
             return Ok(true);
@@ -104,7 +103,7 @@ fn excluded(cursors: &mut [TermCursor<'_>], doc: u32) -> Result<bool, IndexError
     Ok(false)
 }
 
-fn can_beat(bound: f64, threshold: Option<f32>) -> bool {
+pub(super) fn can_beat(bound: f64, threshold: Option<f32>) -> bool {
     threshold.is_none_or(|t| bound * (1.0 + BOUND_MARGIN) >= f64::from(t))
 }
 
@@ -188,7 +187,7 @@ pub fn search(
                     max_score: 0.0,
                 })
                 .collect();
-            block_max_and(&mut clauses, terms.len(), &mut exclusions, bm25, top)?
+            block_max_and(&mut clauses, &mut exclusions, bm25, top)?
         }
     };
     for cursor in &exclusions {
@@ -208,7 +207,7 @@ fn single_term(
         complete: true,
         ..Outcome::default()
     };
-    let segment = cursor.segment();
+    let lengths = cursor.segment().doc_lengths();
     let weight = cursor.weight();
     for block in 0..cursor.blocks() {
         let threshold = top.threshold();
@@ -224,7 +223,7 @@ fn single_term(
         let mut floor = key_floor(weight, top.threshold());
         let (docs, freqs) = cursor.load_block(block)?;
         for (&doc, &freq) in docs.iter().zip(freqs) {
-            let length = segment.doc_length_of(doc).unwrap_or(0);
+            let length = lengths.of(doc);
             let key = bm25.saturation_key(freq, length);
             if key < floor {
                 continue;
@@ -354,124 +353,10 @@ fn max_score(
     })
 }
 
-fn clause_stats(clauses: &[Clause<'_>]) -> SearchStats {
+pub(super) fn clause_stats(clauses: &[Clause<'_>]) -> SearchStats {
     let mut stats = SearchStats::default();
     for c in clauses {
         stats += c.cursor.stats();
     }
     stats
-}
-
-/// Block-max AND over a conjunction, a window at a time. A window runs from the lead's
-/// (rarest clause's) current DID to the first end of the clauses' current blocks, so each
-/// clause's postings in it lie in one block and one bound covers it. A window whose bound
-/// cannot beat the threshold is skipped undecoded; in the others the candidates (the lead's
-/// DIDs) are filtered by each other clause in turn, remembering where each match sits in
-/// each clause's block, and only then scored, clause by clause, dropping a match as soon as
-/// its scores so far plus the other clauses' bounds cannot beat the threshold.
-fn block_max_and(
-    clauses: &mut [Clause<'_>],
-    positions: usize,
-    exclusions: &mut [TermCursor<'_>],
-    bm25: &Bm25,
-    top: &mut TopK,
-) -> Result<Outcome, IndexError> {
-    clauses.sort_by_key(|c| c.cursor.doc_freq());
-    let n = clauses.len();
-    let (mut evaluated, mut complete) = (0u64, true);
-    // The window's candidates: DID, and a row of block indexes (by clause) per candidate.
-    let mut docs: Vec<u32> = Vec::with_capacity(BLOCK_LEN);
-    let mut at: Vec<usize> = Vec::with_capacity(BLOCK_LEN * n);
-    let mut bounds = vec![0f32; n];
-    let mut scores = vec![None; positions];
-    'windows: loop {
-        let start = clauses[0].cursor.doc();
-        if start == NO_MORE_DOCS {
-            break;
-        }
-        let mut up_to = NO_MORE_DOCS;
-        let mut bound = 0f64;
-        for (c, b) in clauses.iter_mut().zip(bounds.iter_mut()) {
-            match c.cursor.shallow_advance(start, bm25) {
-                Some((last, block_bound)) => {
-                    up_to = up_to.min(last);
-                    *b = block_bound;
-                    bound += f64::from(block_bound);
-                }
-                None => break 'windows,
-            }
-        }
-        if !can_beat(bound, top.threshold()) {
-            complete = false;
-            if up_to == NO_MORE_DOCS {
-                break;
-            }
-            clauses[0].cursor.advance(up_to + 1)?;
-            continue;
-        }
-        let (lead, others) = clauses
-            .split_first_mut()
-            .expect("a conjunction has clauses");
-        let rest = lead.cursor.block_rest();
-        let taken = rest.partition_point(|&d| d <= up_to);
-        let base = lead.cursor.block_position();
-        docs.clear();
-        docs.extend_from_slice(&rest[..taken]);
-        at.clear();
-        at.resize(taken * n, 0);
-        for (i, row) in at.chunks_exact_mut(n).enumerate() {
-            row[0] = base + i;
-        }
-        for (ci, c) in others.iter_mut().enumerate().map(|(i, c)| (i + 1, c)) {
-            let mut kept = 0;
-            for i in 0..docs.len() {
-                let doc = docs[i];
-                let found = c.cursor.advance(doc)?;
-                if found == NO_MORE_DOCS {
-                    break;
-                }
-                if found == doc {
-                    docs[kept] = doc;
-                    at.copy_within(i * n..i * n + ci, kept * n);
-                    at[kept * n + ci] = c.cursor.block_position();
-                    kept += 1;
-                }
-            }
-            docs.truncate(kept);
-            if kept == 0 {
-                break;
-            }
-        }
-        'matches: for (i, &doc) in docs.iter().enumerate() {
-            if excluded(exclusions, doc)? {
-                continue;
-            }
-            evaluated += 1;
-            let mut known = 0f64;
-            let mut unknown = bound;
-            let threshold = top.threshold();
-            let (lead, others) = clauses
-                .split_first_mut()
-                .expect("a conjunction has clauses");
-            for (ci, c) in std::iter::once(lead).chain(others.iter_mut()).enumerate() {
-                let score = c.cursor.score_at(at[i * n + ci], bm25)?;
-                scores[c.position] = Some(score);
-                known += f64::from(score);
-                unknown -= f64::from(bounds[ci]);
-                if !can_beat(known + unknown.max(0.0), threshold) {
-                    continue 'matches;
-                }
-            }
-            top.push(Hit {
-                doc,
-                score: sum_in_order(&scores),
-            });
-        }
-        clauses[0].cursor.consume(taken)?;
-    }
-    Ok(Outcome {
-        evaluated,
-        complete,
-        stats: clause_stats(clauses),
-    })
 }

@@ -359,15 +359,34 @@ impl<'a> TermCursor<'a> {
         self.pos
     }
 
-    /// BM25 score of the posting at index `at` of the current block (DIDs decoded).
+    /// Frequency of the posting at index `at` of the current block (DIDs decoded).
     #[inline]
-    pub fn score_at(&mut self, at: usize, bm25: &Bm25) -> Result<f32, IndexError> {
+    pub fn freq_at(&mut self, at: usize) -> Result<u32, IndexError> {
         if !self.freqs_decoded {
             self.decode_freqs()?;
         }
-        let doc = self.docs[at];
-        let length = self.segment.doc_length_of(doc).unwrap_or(0);
-        Ok(bm25.score(self.weight, self.freqs[at], length))
+        Ok(self.freqs[at])
+    }
+
+    /// The frequencies of the current block (DIDs decoded), decoding them if needed.
+    #[inline]
+    pub fn block_freqs(&mut self) -> Result<&[u32], IndexError> {
+        if !self.freqs_decoded {
+            self.decode_freqs()?;
+        }
+        Ok(&self.freqs[..self.len])
+    }
+
+    /// Moves `n` postings ahead inside the current block, stopping at its last posting (never
+    /// decoding the next block); for evaluators that have read ahead in [`TermCursor::block_rest`]
+    /// and know later targets lie beyond what they read.
+    #[inline]
+    pub fn step_within_block(&mut self, n: usize) {
+        if self.doc == NO_MORE_DOCS {
+            return;
+        }
+        self.pos = (self.pos + n).min(self.len - 1);
+        self.doc = self.docs[self.pos];
     }
 
     /// Moves `n` postings ahead inside the current block ([`TermCursor::block_rest`] shrinks

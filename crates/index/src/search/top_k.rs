@@ -46,6 +46,9 @@ impl Ord for Worst {
 pub struct TopK {
     k: usize,
     heap: BinaryHeap<Worst>,
+    /// The worst held score once `k` hits are held, else -inf: a hit scoring below it cannot
+    /// enter, which [`TopK::push`] checks before touching the heap.
+    floor: f32,
 }
 
 impl TopK {
@@ -54,12 +57,26 @@ impl TopK {
         TopK {
             k,
             heap: BinaryHeap::with_capacity(k.min(1 << 16) + 1),
+            floor: if k == 0 {
+                f32::INFINITY
+            } else {
+                f32::NEG_INFINITY
+            },
         }
     }
 
     /// Offers a hit.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, hit: Hit) {
+        // Most hits of a long evaluation score below the floor; NaN scores go the slow way.
+        if hit.score < self.floor {
+            return;
+        }
+        self.offer(hit);
+    }
+
+    #[inline(never)]
+    fn offer(&mut self, hit: Hit) {
         if self.heap.len() < self.k {
             self.heap.push(Worst(hit));
         } else if self
@@ -70,6 +87,11 @@ impl TopK {
             if let Some(mut worst) = self.heap.peek_mut() {
                 *worst = Worst(hit);
             }
+        } else {
+            return;
+        }
+        if self.heap.len() == self.k {
+            self.floor = self.heap.peek().map_or(f32::NEG_INFINITY, |w| w.0.score);
         }
     }
 
@@ -81,7 +103,7 @@ impl TopK {
         if self.heap.len() < self.k || self.k == 0 {
             None
         } else {
-            self.heap.peek().map(|w| w.0.score)
+            Some(self.floor)
         }
     }
 

@@ -1,6 +1,7 @@
 //! Segments: immutable sets of documents with their own dictionary, postings, norms and store.
 
 mod direct;
+mod doc_lengths;
 mod doc_map;
 mod meta;
 mod reader;
@@ -9,6 +10,7 @@ mod term_encoder;
 mod writer;
 
 pub use direct::DirectPostings;
+pub use doc_lengths::DocLengths;
 pub use doc_map::DocMap;
 pub use meta::{FileMeta, SegmentMeta};
 pub use reader::{SegmentReader, METADATA_FILES};

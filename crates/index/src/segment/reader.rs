@@ -8,7 +8,7 @@ use apcache_codec::{codec_by_name, BlockCodec, BLOCK_LEN};
 use memmap2::Mmap;
 
 use super::store::StoreReader;
-use super::{DirectPostings, SegmentMeta, StoredDocument};
+use super::{DirectPostings, DocLengths, SegmentMeta, StoredDocument};
 use crate::format::{FileKind, FramedFile, SkipEntry, TermInfo, HEADER_LEN};
 use crate::search::TermEntry;
 use crate::IndexError;
@@ -361,6 +361,11 @@ impl SegmentReader {
             .as_ref()
             .get(at..at + 4)
             .map(|b| u32::from_le_bytes(b.try_into().expect("4")))
+    }
+
+    /// The lengths of the segment's documents by global DID, for scoring loops.
+    pub fn doc_lengths(&self) -> DocLengths<'_> {
+        DocLengths::new(self, self.norms.as_ref())
     }
 
     /// Length (tokens) of global DID `doc`, if the segment holds it.
