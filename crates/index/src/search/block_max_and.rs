@@ -121,6 +121,7 @@ pub(super) fn block_max_and(
     let n = clauses.len();
     let (mut evaluated, mut complete) = (0u64, true);
     let mut window = Window::new(n);
+    let mut lead_filter = LeadFilter::default();
     // Clauses in query order, the order the exhaustive evaluator sums their scores in.
     let mut by_position: Vec<usize> = (0..n).collect();
     by_position.sort_by_key(|&ci| clauses[ci].position);
@@ -165,14 +166,17 @@ pub(super) fn block_max_and(
         for (i, slot) in window.at[..taken].iter_mut().enumerate() {
             *slot = (base + i) as u16;
         }
-        if let Some(threshold) = threshold {
-            if drop_by_lead(
+        if let Some(threshold) = threshold.filter(|_| lead_filter.worth_trying()) {
+            let before = window.docs.len();
+            drop_by_lead(
                 &mut window,
                 &mut lead.cursor,
                 bm25,
                 threshold,
                 bound - lead_bound,
-            )? {
+            )?;
+            lead_filter.record(before, window.docs.len());
+            if window.docs.len() < before {
                 complete = false;
             }
         }
@@ -214,15 +218,41 @@ pub(super) fn block_max_and(
     })
 }
 
+/// Whether scoring the lead first pays. It costs a length lookup and a score per candidate;
+/// it pays when it drops many (a rare heavy term beside a frequent light one), not when most
+/// candidates could still make the top k (two terms of similar weight), where membership tests
+/// on all candidates and scores for the matches alone are cheaper. The filter runs while it has
+/// dropped at least a quarter of what it tested, and on every eighth window otherwise, to
+/// notice when the threshold has risen enough for it to pay.
+#[derive(Default)]
+struct LeadFilter {
+    tested: u64,
+    dropped: u64,
+    windows: u64,
+}
+
+impl LeadFilter {
+    fn worth_trying(&mut self) -> bool {
+        self.windows += 1;
+        self.dropped * 4 >= self.tested || self.windows % 8 == 0
+    }
+
+    fn record(&mut self, before: usize, after: usize) {
+        // Recent windows count most: the threshold only rises.
+        self.tested = self.tested / 2 + before as u64;
+        self.dropped = self.dropped / 2 + (before - after) as u64;
+    }
+}
+
 /// Drops the candidates whose lead score plus `others_bound` (the other clauses' block
-/// bounds) cannot beat `threshold`; returns whether any was dropped.
+/// bounds) cannot beat `threshold`.
 fn drop_by_lead(
     window: &mut Window,
     lead: &mut TermCursor<'_>,
     bm25: &Bm25,
     threshold: f32,
     others_bound: f64,
-) -> Result<bool, IndexError> {
+) -> Result<(), IndexError> {
     let before = window.docs.len();
     window.compute_inverses(lead, bm25);
     window.score_clause(0, lead, bm25)?;
@@ -235,7 +265,7 @@ fn drop_by_lead(
     }
     window.docs.truncate(kept);
     window.kept(1);
-    Ok(kept < before)
+    Ok(())
 }
 
 /// Keeps the candidates clause `ci`'s cursor holds (every candidate is at most the last DID
