@@ -234,7 +234,7 @@ struct LeadFilter {
 impl LeadFilter {
     fn worth_trying(&mut self) -> bool {
         self.windows += 1;
-        self.dropped * 4 >= self.tested || self.windows % 8 == 0
+        self.dropped * 4 >= self.tested || self.windows.is_multiple_of(8)
     }
 
     fn record(&mut self, before: usize, after: usize) {

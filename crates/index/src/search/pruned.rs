@@ -10,6 +10,8 @@
 
 use std::collections::HashMap;
 
+use apcache_codec::BLOCK_LEN;
+
 use super::block_max_and::block_max_and;
 use super::bm25::Bm25;
 use super::stats::SearchStats;
@@ -125,6 +127,31 @@ fn key_floor(weight: f32, threshold: Option<f32>) -> f32 {
     (key * (1.0 - 1e-6)) as f32
 }
 
+/// The least frequency whose saturation key with length normalisation `inverse` reaches
+/// `floor` (keys grow with the frequency): 0 when every frequency does, `u32::MAX` when none
+/// below it does.
+fn least_freq(inverse: f32, floor: f32) -> u32 {
+    if floor <= 0.0 || floor.is_nan() {
+        return 0;
+    }
+    let estimate = f64::from(floor) / f64::from(inverse);
+    if estimate.is_nan() {
+        return 0;
+    }
+    if estimate >= f64::from(u32::MAX - 2) {
+        return u32::MAX;
+    }
+    // The estimate is within one of the answer; settle it with the key's own arithmetic.
+    let mut freq = (estimate as u32).max(1);
+    while freq > 1 && Bm25::key_of(freq - 1, inverse) >= floor {
+        freq -= 1;
+    }
+    while freq < u32::MAX && Bm25::key_of(freq, inverse) < floor {
+        freq += 1;
+    }
+    freq
+}
+
 /// Sums clause scores in clause order, as the exhaustive evaluator does.
 fn sum_in_order(scores: &[Option<f32>]) -> f32 {
     let mut sum = 0f64;
@@ -197,7 +224,11 @@ pub fn search(
 }
 
 /// One term, a block at a time: a block whose bound cannot beat the threshold is skipped
-/// undecoded; the others are decoded whole and every posting scored in a tight loop.
+/// undecoded. In the others, the frequencies are decoded first and each posting is tested
+/// against the block's shortest document length (from its skip entry) without a branch; only
+/// the postings that pass have their DIDs decoded and their own lengths looked up and scored.
+/// Once the top k holds high scores, most postings of a frequent term fail that first test, so
+/// neither their DIDs nor their lengths are read.
 fn single_term(
     cursor: &mut TermCursor<'_>,
     bm25: &Bm25,
@@ -209,22 +240,36 @@ fn single_term(
     };
     let lengths = cursor.segment().doc_lengths();
     let weight = cursor.weight();
+    let mut passed = [0u16; BLOCK_LEN];
     for block in 0..cursor.blocks() {
         let threshold = top.threshold();
+        let entry = cursor.entry(block);
         if threshold.is_some() {
-            let bound = cursor.entry_bound(&cursor.entry(block), bm25);
+            let bound = cursor.entry_bound(&entry, bm25);
             if !can_beat(f64::from(bound), threshold) {
                 outcome.complete = false;
                 continue;
             }
         }
         // A posting whose saturation key is below `floor` cannot enter the top k: most are
-        // rejected with a multiplication instead of a division.
-        let mut floor = key_floor(weight, top.threshold());
+        // rejected with a multiplication instead of a division. Lengths only lower the key,
+        // so the key at the block's shortest length bounds every posting's.
+        let mut floor = key_floor(weight, threshold);
+        let least = least_freq(bm25.norm_inverse(entry.min_doc_len), floor);
+        let freqs = cursor.load_freqs(block)?;
+        outcome.evaluated += freqs.len() as u64;
+        let mut n = 0;
+        for (i, &freq) in freqs.iter().enumerate() {
+            passed[n] = i as u16;
+            n += usize::from(freq >= least);
+        }
+        if n == 0 {
+            continue;
+        }
         let (docs, freqs) = cursor.load_block(block)?;
-        for (&doc, &freq) in docs.iter().zip(freqs) {
-            let length = lengths.of(doc);
-            let key = bm25.saturation_key(freq, length);
+        for &i in &passed[..n] {
+            let (doc, freq) = (docs[usize::from(i)], freqs[usize::from(i)]);
+            let key = bm25.saturation_key(freq, lengths.of(doc));
             if key < floor {
                 continue;
             }
@@ -237,7 +282,6 @@ fn single_term(
                 floor = key_floor(weight, top.threshold());
             }
         }
-        outcome.evaluated += docs.len() as u64;
     }
     outcome.stats = cursor.stats();
     Ok(outcome)
@@ -359,4 +403,24 @@ pub(super) fn clause_stats(clauses: &[Clause<'_>]) -> SearchStats {
         stats += c.cursor.stats();
     }
     stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn least_freq_is_the_least_frequency_reaching_the_floor(
+            inverse in 0.05f32..4.0,
+            floor in -1.0f32..200.0,
+        ) {
+            // Against a scan of every frequency up to past the answer (200 / 0.05 = 4,000).
+            let brute = (0..=10_000u32)
+                .find(|&f| Bm25::key_of(f, inverse) >= floor)
+                .expect("the floor is reached");
+            prop_assert_eq!(least_freq(inverse, floor), brute);
+        }
+    }
 }

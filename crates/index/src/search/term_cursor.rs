@@ -163,7 +163,6 @@ impl<'a> TermCursor<'a> {
         self.blocks_decoded += 1;
         self.postings_decoded += self.len as u64;
         self.docs_decoded = true;
-        self.freqs_decoded = false;
         if let Some((docs, _)) = self.direct {
             let start = self.block * BLOCK_LEN;
             self.docs[..self.len].copy_from_slice(&docs[start..start + self.len]);
@@ -435,6 +434,20 @@ impl<'a> TermCursor<'a> {
         self.pos = 0;
         self.doc = self.docs[0];
         Ok((&self.docs[..self.len], &self.freqs[..self.len]))
+    }
+
+    /// Decodes the frequencies of block `block` (after the current one, or the current one)
+    /// and enters it without decoding its DIDs, so that an evaluator can reject a block on its
+    /// frequencies alone; [`TermCursor::load_block`] then decodes the DIDs. A block whose DIDs
+    /// are never decoded counts as skipped in [`TermCursor::stats`].
+    pub fn load_freqs(&mut self, block: usize) -> Result<&[u32], IndexError> {
+        if block != self.block {
+            self.enter_block(block);
+        }
+        if !self.freqs_decoded {
+            self.decode_freqs()?;
+        }
+        Ok(&self.freqs[..self.len])
     }
 
     /// Decodes the DIDs of every block from the current one on, handing each block to
