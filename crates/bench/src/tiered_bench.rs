@@ -61,6 +61,10 @@ pub struct TieredConfig {
     /// page cache, inside the budget), else copies placed in this directory (a tier mount)
     /// before the budget applies.
     pub metadata_dir: Option<PathBuf>,
+    /// Copy the metadata into `metadata_dir` after joining the budget's cgroup, so that its
+    /// (tmpfs) pages are charged to the budget: the metadata held in DRAM, the third
+    /// placement beside storage and the tier.
+    pub metadata_in_budget: bool,
 }
 
 impl Default for TieredConfig {
@@ -83,6 +87,7 @@ impl Default for TieredConfig {
             loader_options: LoaderOptions::default(),
             memory_limit: None,
             metadata_dir: None,
+            metadata_in_budget: false,
         }
     }
 }
@@ -93,6 +98,23 @@ struct PlacedMetadata {
 }
 
 impl PlacedMetadata {
+    /// The size of the metadata files of the index at `index`.
+    fn bytes(index: &Path) -> Result<u64, TieredError> {
+        let manifest = apcache_index::Manifest::load(index)?;
+        let mut bytes = 0;
+        for segment in &manifest.segments {
+            for kind in apcache_index::segment::METADATA_FILES {
+                if let Some(file) = segment.file(kind) {
+                    let path = segment.directory(index).join(&file.name);
+                    bytes += std::fs::metadata(&path)
+                        .map_err(TieredError::PageCache)?
+                        .len();
+                }
+            }
+        }
+        Ok(bytes)
+    }
+
     fn copy(index: &Path, tier_dir: &Path) -> Result<PlacedMetadata, TieredError> {
         let dir = tier_dir.join(format!("apcache-metadata-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(TieredError::PageCache)?;
@@ -329,6 +351,18 @@ pub fn run_tiered(
     let reader = IndexReader::open(dir)?;
     let files = page_cache::index_files(dir)?;
 
+    if let (true, Some(limit)) = (config.metadata_in_budget, config.memory_limit) {
+        let bytes = PlacedMetadata::bytes(dir)?;
+        if bytes >= limit {
+            return Err(TieredError::Config(format!(
+                "the metadata ({}) cannot be held in DRAM under a {} limit; place it in the tier \
+                 (drop --metadata-in-budget) or raise --memory-limit",
+                format_bytes(bytes),
+                format_bytes(limit)
+            )));
+        }
+    }
+
     // 1. The tier, populated before any limit applies.
     let mut tier_description = None;
     let mut cache = None;
@@ -376,17 +410,11 @@ pub fn run_tiered(
         ));
     }
 
-    // The metadata's copies, like the tier, are written before the budget applies.
-    let placed = match &config.metadata_dir {
-        Some(tier_dir) => Some(PlacedMetadata::copy(dir, tier_dir)?),
-        None => None,
-    };
-    let metadata = match &placed {
-        Some(p) => format!(
-            "dictionary, term infos, skip entries and norms copied to {} before the DRAM limit applied",
-            p.dir.display()
-        ),
-        None => "dictionary, term infos, skip entries and norms read from storage (page cache, inside the budget)".to_string(),
+    // The metadata's copies, like the tier, are written before the budget applies (unless
+    // they stand for DRAM, below).
+    let mut placed = match &config.metadata_dir {
+        Some(tier_dir) if !config.metadata_in_budget => Some(PlacedMetadata::copy(dir, tier_dir)?),
+        _ => None,
     };
 
     // 2. The DRAM budget.
@@ -404,6 +432,21 @@ pub fn run_tiered(
             }
         }
     }
+
+    if let (Some(tier_dir), true) = (&config.metadata_dir, config.metadata_in_budget) {
+        placed = Some(PlacedMetadata::copy(dir, tier_dir)?);
+    }
+    let metadata = match &placed {
+        Some(p) if config.metadata_in_budget => format!(
+            "dictionary, term infos, skip entries and norms copied to {} after the DRAM limit applied (charged to the budget: held in DRAM)",
+            p.dir.display()
+        ),
+        Some(p) => format!(
+            "dictionary, term infos, skip entries and norms copied to {} before the DRAM limit applied",
+            p.dir.display()
+        ),
+        None => "dictionary, term infos, skip entries and norms read from storage (page cache, inside the budget)".to_string(),
+    };
 
     // 3. Cold start: the index leaves the page cache.
     drop(reader);

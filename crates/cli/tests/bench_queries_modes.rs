@@ -163,6 +163,18 @@ fn every_mode_answers_like_base() {
             "tier",
         ),
         (vec!["--mode", "fast"], "unknown mode"),
+        (
+            vec![
+                "--mode",
+                "base",
+                "--memory-limit",
+                "4KiB",
+                "--metadata-dir",
+                "/dev/shm",
+                "--metadata-in-budget",
+            ],
+            "cannot be held in DRAM",
+        ),
     ] {
         let mut args = common.to_vec();
         args.extend_from_slice(&extra);

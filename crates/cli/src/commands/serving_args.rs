@@ -67,6 +67,10 @@ pub struct ServingArgs {
     /// directory (a tier mount) before the DRAM limit applies, instead of from storage.
     #[arg(long)]
     pub metadata_dir: Option<PathBuf>,
+    /// Copy the metadata into --metadata-dir after the DRAM limit applies, so that it is
+    /// charged to the budget (the metadata held in DRAM).
+    #[arg(long, requires = "metadata_dir")]
+    pub metadata_in_budget: bool,
 }
 
 impl ServingArgs {
@@ -142,6 +146,7 @@ impl ServingArgs {
             ..LoaderOptions::default()
         };
         config.metadata_dir = self.metadata_dir.clone();
+        config.metadata_in_budget = self.metadata_in_budget;
         config.memory_limit = self
             .memory_limit
             .as_deref()
