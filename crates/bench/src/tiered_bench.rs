@@ -98,19 +98,27 @@ struct PlacedMetadata {
 }
 
 impl PlacedMetadata {
-    /// The size of the metadata files of the index at `index`.
-    fn bytes(index: &Path) -> Result<u64, TieredError> {
+    /// The metadata files of the index at `index`: where each is, and its name.
+    fn sources(index: &Path) -> Result<Vec<(PathBuf, String)>, TieredError> {
         let manifest = apcache_index::Manifest::load(index)?;
-        let mut bytes = 0;
+        let mut files = Vec::new();
         for segment in &manifest.segments {
             for kind in apcache_index::segment::METADATA_FILES {
                 if let Some(file) = segment.file(kind) {
-                    let path = segment.directory(index).join(&file.name);
-                    bytes += std::fs::metadata(&path)
-                        .map_err(TieredError::PageCache)?
-                        .len();
+                    files.push((segment.directory(index).join(&file.name), file.name.clone()));
                 }
             }
+        }
+        Ok(files)
+    }
+
+    /// The size of the metadata files of the index at `index`.
+    fn bytes(index: &Path) -> Result<u64, TieredError> {
+        let mut bytes = 0;
+        for (path, _) in PlacedMetadata::sources(index)? {
+            bytes += std::fs::metadata(&path)
+                .map_err(TieredError::PageCache)?
+                .len();
         }
         Ok(bytes)
     }
@@ -119,15 +127,8 @@ impl PlacedMetadata {
         let dir = tier_dir.join(format!("apcache-metadata-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(TieredError::PageCache)?;
         let placed = PlacedMetadata { dir };
-        let manifest = apcache_index::Manifest::load(index)?;
-        for segment in &manifest.segments {
-            for kind in apcache_index::segment::METADATA_FILES {
-                if let Some(file) = segment.file(kind) {
-                    let from = segment.directory(index).join(&file.name);
-                    std::fs::copy(&from, placed.dir.join(&file.name))
-                        .map_err(TieredError::PageCache)?;
-                }
-            }
+        for (from, name) in PlacedMetadata::sources(index)? {
+            std::fs::copy(&from, placed.dir.join(name)).map_err(TieredError::PageCache)?;
         }
         Ok(placed)
     }
