@@ -358,6 +358,15 @@ impl<'a> TermCursor<'a> {
         self.pos
     }
 
+    /// The frequencies of the current block (DIDs decoded), decoding them if needed.
+    #[inline]
+    pub fn block_freqs(&mut self) -> Result<&[u32], IndexError> {
+        if !self.freqs_decoded {
+            self.decode_freqs()?;
+        }
+        Ok(&self.freqs[..self.len])
+    }
+
     /// Moves `n` postings ahead inside the current block, stopping at its last posting (never
     /// decoding the next block); for evaluators that have read ahead in [`TermCursor::block_rest`]
     /// and know later targets lie beyond what they read.
