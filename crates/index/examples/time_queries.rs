@@ -1,6 +1,7 @@
 //! Times queries over an index, for profiling the evaluators without the CLI:
 //! `cargo run --release -p apcache-index --example time_queries -- INDEX FILE [ROUNDS]`, where
-//! FILE holds `TOP_10|TOP_1000|COUNT<TAB>query` lines. Prints the mean latency per mode.
+//! FILE holds `TOP_10|TOP_1000|COUNT<TAB>query` lines. Prints the mean latency per mode, and
+//! with `PER_QUERY=1` in the environment each query's mean latency and hits, slowest first.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -34,19 +35,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 count,
                 ..SearchOptions::default()
             };
-            queries.push((mode.to_string(), query, options));
+            queries.push((mode.to_string(), query, options, text.to_string()));
         }
     }
     let mut totals: BTreeMap<String, (f64, usize, SearchStats)> = BTreeMap::new();
+    let mut per_query = vec![(0f64, 0u64); queries.len()];
     for _ in 0..rounds {
-        for (mode, query, options) in &queries {
+        for (q, (mode, query, options, _)) in queries.iter().enumerate() {
             let start = Instant::now();
             let result = searcher.search(query, options)?;
             let took = start.elapsed().as_secs_f64() * 1e6;
+            per_query[q] = (per_query[q].0 + took, result.total_hits);
             let entry = totals.entry(mode.clone()).or_default();
             entry.0 += took;
             entry.1 += 1;
             entry.2 += result.stats;
+        }
+    }
+    if std::env::var_os("PER_QUERY").is_some() {
+        let mut order: Vec<usize> = (0..queries.len()).collect();
+        order.sort_by(|&x, &y| per_query[y].0.total_cmp(&per_query[x].0));
+        for q in order {
+            let (mode, _, _, text) = &queries[q];
+            let (micros, hits) = per_query[q];
+            println!(
+                "{:10.1} us {hits:>8} hits  {mode}\t{text}",
+                micros / rounds as f64
+            );
         }
     }
     for (mode, (micros, n, stats)) in totals {

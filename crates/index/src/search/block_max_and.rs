@@ -15,10 +15,11 @@
 //! 4. the matches are scored a clause at a time over arrays, in query order, as the
 //!    exhaustive evaluator sums them, so both return the same top k to the bit.
 
-use apcache_codec::BLOCK_LEN;
+use apcache_codec::{Isa, BLOCK_LEN};
 
 use super::bm25::Bm25;
-use super::pruned::{can_beat, clause_stats, excluded, Clause, Outcome};
+use super::pruned::{can_beat, clause_stats, excluded, lead_floor, Clause, Outcome};
+use super::sorted_intersect::{self, MatchBuffers, Places, OUTPUT_SLACK};
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::top_k::{Hit, TopK};
 use crate::IndexError;
@@ -31,27 +32,37 @@ const MERGE_MAX_SPAN: usize = 4;
 /// The candidates of one window and what is known of each.
 struct Window {
     docs: Vec<u32>,
-    /// Column `ci` (`at[ci * BLOCK_LEN..]`): where each candidate sits in clause `ci`'s block.
+    /// Where a filter writes the candidates it keeps.
+    scratch: Vec<u32>,
+    /// Column `ci` (`at[ci * BLOCK_LEN..]`): where each candidate sits in clause `ci`'s block
+    /// (with [`OUTPUT_SLACK`] more after the last column for vector stores).
     at: Vec<u16>,
     /// Where each candidate was before the last filter ([`Window::kept`]).
     origin: Vec<u16>,
     /// Each candidate's length normalisation ([`Bm25::norm_inverse`]), once computed.
     inverses: Vec<f32>,
+    /// Each candidate's lead score, once computed (by the lead filter).
+    lead_scores: Vec<f32>,
     /// One clause's saturation keys or scores.
     terms: Vec<f32>,
     /// Each candidate's score, summed in query order as the exhaustive evaluator sums.
     totals: Vec<f64>,
+    /// The instruction set of the intersections.
+    isa: Isa,
 }
 
 impl Window {
     fn new(clauses: usize) -> Window {
         Window {
             docs: Vec::with_capacity(BLOCK_LEN),
-            at: vec![0; clauses * BLOCK_LEN],
-            origin: vec![0; BLOCK_LEN],
+            scratch: vec![0; BLOCK_LEN + OUTPUT_SLACK],
+            at: vec![0; clauses * BLOCK_LEN + OUTPUT_SLACK],
+            origin: vec![0; BLOCK_LEN + OUTPUT_SLACK],
             inverses: Vec::with_capacity(BLOCK_LEN),
+            lead_scores: Vec::with_capacity(BLOCK_LEN),
             terms: Vec::with_capacity(BLOCK_LEN),
             totals: Vec::with_capacity(BLOCK_LEN),
+            isa: Isa::detect(),
         }
     }
 
@@ -64,11 +75,13 @@ impl Window {
                 column[k] = column[usize::from(from)];
             }
         }
-        if !self.inverses.is_empty() {
-            for (k, &from) in kept.iter().enumerate() {
-                self.inverses[k] = self.inverses[usize::from(from)];
+        for known in [&mut self.inverses, &mut self.lead_scores] {
+            if !known.is_empty() {
+                for (k, &from) in kept.iter().enumerate() {
+                    known[k] = known[usize::from(from)];
+                }
+                known.truncate(kept.len());
             }
-            self.inverses.truncate(kept.len());
         }
     }
 
@@ -163,6 +176,7 @@ pub(super) fn block_max_and(
         window.docs.clear();
         window.docs.extend_from_slice(&rest[..taken]);
         window.inverses.clear();
+        window.lead_scores.clear();
         for (i, slot) in window.at[..taken].iter_mut().enumerate() {
             *slot = (base + i) as u16;
         }
@@ -197,8 +211,13 @@ pub(super) fn block_max_and(
             window.totals.clear();
             window.totals.resize(window.docs.len(), 0.0);
             for &ci in &by_position {
-                window.score_clause(ci, &mut clauses[ci].cursor, bm25)?;
-                for (total, &score) in window.totals.iter_mut().zip(&window.terms) {
+                let scores = if ci == 0 && window.lead_scores.len() == window.docs.len() {
+                    &window.lead_scores
+                } else {
+                    window.score_clause(ci, &mut clauses[ci].cursor, bm25)?;
+                    &window.terms
+                };
+                for (total, &score) in window.totals.iter_mut().zip(scores) {
                     *total += f64::from(score);
                 }
             }
@@ -256,13 +275,24 @@ fn drop_by_lead(
     let before = window.docs.len();
     window.compute_inverses(lead, bm25);
     window.score_clause(0, lead, bm25)?;
+    // `can_beat(score + others_bound, threshold)`, solved for the score once.
+    let floor = lead_floor(threshold, others_bound);
+    let Window {
+        docs,
+        origin,
+        terms,
+        lead_scores,
+        ..
+    } = window;
+    let (docs, origin) = (&mut docs[..before], &mut origin[..before]);
     let mut kept = 0;
-    for i in 0..before {
-        window.docs[kept] = window.docs[i];
-        window.origin[kept] = i as u16;
-        let bound = f64::from(window.terms[i]) + others_bound;
-        kept += usize::from(can_beat(bound, Some(threshold)));
+    for (i, &score) in terms[..before].iter().enumerate() {
+        docs[kept] = docs[i];
+        origin[kept] = i as u16;
+        kept += usize::from(f64::from(score) >= floor);
     }
+    lead_scores.clear();
+    lead_scores.extend_from_slice(&terms[..before]);
     window.docs.truncate(kept);
     window.kept(1);
     Ok(())
@@ -277,9 +307,14 @@ fn filter_in_block(
     ci: usize,
 ) -> Result<(), IndexError> {
     let Window {
-        docs, at, origin, ..
+        docs,
+        scratch,
+        at,
+        origin,
+        isa,
+        ..
     } = window;
-    let column = &mut at[ci * BLOCK_LEN..(ci + 1) * BLOCK_LEN];
+    let column = &mut at[ci * BLOCK_LEN..(ci + 1) * BLOCK_LEN + OUTPUT_SLACK];
     let (Some(&first), Some(&last)) = (docs.first(), docs.last()) else {
         return Ok(());
     };
@@ -292,18 +327,24 @@ fn filter_in_block(
     let span = block.partition_point(|&d| d <= last);
     let mut kept = 0;
     if span <= MERGE_MAX_SPAN * docs.len() {
-        // Branch-free merge of the candidates with the block (both increasing).
-        let block = &block[..span];
-        let (mut i, mut j) = (0, 0);
-        while i < docs.len() && j < block.len() {
-            let (x, y) = (docs[i], block[j]);
-            docs[kept] = x;
-            origin[kept] = i as u16;
-            column[kept] = (base + j) as u16;
-            kept += usize::from(x == y);
-            i += usize::from(x <= y);
-            j += usize::from(y <= x);
-        }
+        let found = sorted_intersect::intersect(
+            docs,
+            &block[..span],
+            MatchBuffers {
+                docs: scratch,
+                places: Some(Places {
+                    in_a: origin,
+                    in_b: column,
+                    a_offset: 0,
+                    b_offset: base as u16,
+                }),
+            },
+            *isa,
+        );
+        // Candidates past the block's part (`b` consumed first) are not in the list.
+        kept = found.matches;
+        docs.clear();
+        docs.extend_from_slice(&scratch[..kept]);
     } else {
         for i in 0..docs.len() {
             let doc = docs[i];

@@ -76,13 +76,13 @@ pub fn count_intersection(
 ) -> Result<(u64, SearchStats), IndexError> {
     terms.sort_by_key(TermCursor::doc_freq);
     let mut count = 0u64;
-    let mut window = Vec::with_capacity(apcache_codec::BLOCK_LEN);
+    let mut window = intersect::Window::new();
     while intersect::next_window(terms, &mut window)? {
         if excluded.is_empty() {
-            count += window.len() as u64;
+            count += window.docs.len() as u64;
             continue;
         }
-        'matches: for &doc in &window {
+        'matches: for &doc in &window.docs {
             for cursor in excluded.iter_mut() {
                 if cursor.advance(doc)? == doc {
                     continue 'matches;

@@ -6,6 +6,9 @@
 //! list much denser than the lead is searched for each candidate instead (galloping), since
 //! a merge would compare every one of its DIDs.
 
+use apcache_codec::{Isa, BLOCK_LEN};
+
+use super::sorted_intersect::{self, MatchBuffers, OUTPUT_SLACK};
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use crate::IndexError;
 
@@ -21,11 +24,36 @@ pub fn merges(doc_freq: u32, lead_freq: u32) -> bool {
     u64::from(doc_freq) <= MERGE_MAX_RATIO * u64::from(lead_freq)
 }
 
-/// Fills `out` with the next DIDs every cursor holds, from the lead's (`cursors[0]`) current
-/// block, and moves the lead to its next block; returns `false` once the lead is exhausted.
-/// `out` may be left empty for a window without matches. Afterwards every other cursor is
-/// on (or past) the window's last match.
-pub fn next_window(cursors: &mut [TermCursor<'_>], out: &mut Vec<u32>) -> Result<bool, IndexError> {
+/// The candidates of a window of [`next_window`] and room to filter them.
+pub struct Window {
+    pub docs: Vec<u32>,
+    scratch: Box<[u32; BLOCK_LEN + OUTPUT_SLACK]>,
+    isa: Isa,
+}
+
+impl Window {
+    pub fn new() -> Window {
+        Window {
+            docs: Vec::with_capacity(BLOCK_LEN),
+            scratch: Box::new([0; BLOCK_LEN + OUTPUT_SLACK]),
+            isa: Isa::detect(),
+        }
+    }
+}
+
+/// Fills `window` with the next DIDs every cursor holds, from the lead's (`cursors[0]`)
+/// current block, and moves the lead to its next block; returns `false` once the lead is
+/// exhausted. The window may be left empty when nothing in it matches. Afterwards every other
+/// cursor is on (or past) the window's last match.
+pub fn next_window(
+    cursors: &mut [TermCursor<'_>],
+    window: &mut Window,
+) -> Result<bool, IndexError> {
+    let Window {
+        docs: out,
+        scratch,
+        isa,
+    } = window;
     let Some((lead, others)) = cursors.split_first_mut() else {
         return Ok(false);
     };
@@ -39,7 +67,7 @@ pub fn next_window(cursors: &mut [TermCursor<'_>], out: &mut Vec<u32>) -> Result
     let lead_freq = lead.doc_freq();
     for cursor in others.iter_mut() {
         if merges(cursor.doc_freq(), lead_freq) {
-            filter(cursor, out)?;
+            filter(cursor, out, &mut scratch[..], *isa)?;
         } else {
             filter_by_search(cursor, out)?;
         }
@@ -54,7 +82,12 @@ pub fn next_window(cursors: &mut [TermCursor<'_>], out: &mut Vec<u32>) -> Result
 
 /// Keeps in `candidates` (increasing) the DIDs `cursor` holds, moving the cursor to the
 /// last one kept or past it.
-fn filter(cursor: &mut TermCursor<'_>, candidates: &mut Vec<u32>) -> Result<(), IndexError> {
+fn filter(
+    cursor: &mut TermCursor<'_>,
+    candidates: &mut Vec<u32>,
+    scratch: &mut [u32],
+    isa: Isa,
+) -> Result<(), IndexError> {
     let mut kept = 0;
     let mut i = 0;
     while i < candidates.len() {
@@ -62,19 +95,22 @@ fn filter(cursor: &mut TermCursor<'_>, candidates: &mut Vec<u32>) -> Result<(), 
             break;
         }
         let block = cursor.block_rest();
-        let (mut j, mut k) = (0, kept);
-        // Branch-free merge of candidates[i..] with the block (both increasing).
-        while i < candidates.len() && j < block.len() {
-            let (x, y) = (candidates[i], block[j]);
-            candidates[k] = x;
-            k += usize::from(x == y);
-            i += usize::from(x <= y);
-            j += usize::from(y <= x);
-        }
-        kept = k;
-        let inside = j < block.len();
+        let found = sorted_intersect::intersect(
+            &candidates[i..],
+            block,
+            MatchBuffers {
+                docs: scratch,
+                places: None,
+            },
+            isa,
+        );
+        // The matches are no more than the candidates consumed: they fit before `i`.
+        candidates[kept..kept + found.matches].copy_from_slice(&scratch[..found.matches]);
+        kept += found.matches;
+        i += found.a_end;
+        let inside = found.b_end < block.len();
         // Past the block, or (candidates ran out inside it) on the first DID not passed.
-        cursor.consume(j)?;
+        cursor.consume(found.b_end)?;
         if inside {
             break;
         }

@@ -13,6 +13,8 @@ mod postings_source;
 mod pruned;
 mod query_terms;
 mod searcher;
+mod sorted_intersect;
+mod sorted_search;
 mod stats;
 mod term_cursor;
 mod term_opener;

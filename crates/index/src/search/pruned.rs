@@ -109,6 +109,13 @@ pub(super) fn can_beat(bound: f64, threshold: Option<f32>) -> bool {
     threshold.is_none_or(|t| bound * (1.0 + BOUND_MARGIN) >= f64::from(t))
 }
 
+/// The least score that, added to `others_bound`, can beat `threshold`: `can_beat(s +
+/// others_bound, Some(threshold))` solved for `s` once, for loops that test many scores. The
+/// two agree to a few ulps of `f64`, far inside the margin.
+pub(super) fn lead_floor(threshold: f32, others_bound: f64) -> f64 {
+    f64::from(threshold) / (1.0 + BOUND_MARGIN) - others_bound
+}
+
 /// A saturation key below which a term of weight `weight` scores below `threshold` (see
 /// [`Bm25::saturation_key`]): the score is `weight - weight / (1 + key)`, increasing in the
 /// key, so the key `weight / (weight - threshold) - 1` reaches the threshold. The threshold is

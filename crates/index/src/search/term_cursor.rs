@@ -7,10 +7,11 @@
 //! entries' best posting (or maximum frequency and minimum length) gives each block's score
 //! bound without decoding it.
 
-use apcache_codec::BLOCK_LEN;
+use apcache_codec::{Isa, BLOCK_LEN};
 
 use super::bm25::Bm25;
 use super::postings_source::TermBlocks;
+use super::sorted_search;
 use super::stats::SearchStats;
 use crate::format::{SkipEntry, TermInfo};
 use crate::segment::SegmentReader;
@@ -53,6 +54,8 @@ pub struct TermCursor<'a> {
     /// Whether block bounds may use the skip entries' best postings (the query scores as the
     /// segment chose them), else the looser (max freq, min length) pair.
     best_postings: bool,
+    /// The instruction set of in-block searches.
+    isa: Isa,
     /// Work counters.
     blocks_decoded: u32,
     postings_decoded: u64,
@@ -108,6 +111,7 @@ impl<'a> TermCursor<'a> {
             direct: segment.direct().and_then(|d| d.list(&info)),
             held,
             best_postings: false,
+            isa: Isa::detect(),
             blocks_decoded: 0,
             postings_decoded: 0,
         };
@@ -325,7 +329,7 @@ impl<'a> TermCursor<'a> {
     /// Within the decoded block, whose last DID is at least `target` and whose current DID is
     /// below it: moves to the first DID at least `target`. Targets of an intersection are
     /// usually near, so the next [`PROBE`] DIDs are compared at once (a vector compare)
-    /// before a binary search of the rest.
+    /// before the rest are counted ([`sorted_search::count_below`]).
     #[inline]
     fn gallop(&mut self, target: u32) {
         let pos = self.pos + 1;
@@ -338,7 +342,7 @@ impl<'a> TermCursor<'a> {
             pos + below
         } else {
             let rest = &self.docs[pos + PROBE..self.len];
-            pos + PROBE + rest.partition_point(|&d| d < target)
+            pos + PROBE + sorted_search::count_below(rest, target, self.isa)
         };
         self.doc = self.docs[self.pos];
     }
