@@ -19,6 +19,7 @@ use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::term_opener::TermOpener;
 use super::top_k::{Hit, TopK};
 use crate::query::Query;
+use crate::segment::DocLengths;
 use crate::IndexError;
 
 /// Relative margin added to score bounds before comparing them with the threshold.
@@ -157,6 +158,105 @@ fn least_freq(inverse: f32, floor: f32) -> u32 {
         freq += 1;
     }
     freq
+}
+
+/// Passes over the postings of a lone essential clause that cannot beat the threshold.
+///
+/// With the threshold `t` and the other clauses' maxima summing to `m`, a posting whose
+/// saturation key is below the floor for the score `t - m` ([`key_floor`]) is dropped. The floor,
+/// and the least frequency that reaches it at the current block's shortest length
+/// ([`least_freq`]), are kept until the threshold or the block changes: both cost divisions.
+struct LeadSkipper {
+    threshold: f32,
+    floor: f32,
+    /// The block (by its last DID) and `floor` that `least` was computed for.
+    block_last: u32,
+    least_floor: f32,
+    least: u32,
+    /// Postings scanned and found (recent ones weigh most), and calls left without a scan.
+    scanned: u32,
+    found: u32,
+    resting: u32,
+}
+
+/// Calls a [`LeadSkipper`] lets pass without scanning once most postings passed its scans.
+const REST_CALLS: u32 = 32;
+
+impl LeadSkipper {
+    fn new() -> LeadSkipper {
+        LeadSkipper {
+            threshold: f32::NAN,
+            floor: f32::NEG_INFINITY,
+            block_last: NO_MORE_DOCS,
+            least_floor: f32::NAN,
+            least: 0,
+            scanned: 0,
+            found: 0,
+            resting: 0,
+        }
+    }
+
+    /// Moves `cursor` to its first posting, from the current one on, that may beat
+    /// `threshold` with `others_max` from the other clauses. A block in which no frequency can
+    /// reach the floor is passed over without decoding its frequencies; in the others,
+    /// frequencies are compared first and lengths are looked up only for those that pass.
+    fn skip(
+        &mut self,
+        cursor: &mut TermCursor<'_>,
+        lengths: &DocLengths<'_>,
+        bm25: &Bm25,
+        threshold: f32,
+        others_max: f64,
+    ) -> Result<(), IndexError> {
+        if self.threshold.to_bits() != threshold.to_bits() {
+            self.threshold = threshold;
+            self.floor = key_floor(
+                cursor.weight(),
+                Some(lead_floor(threshold, others_max) as f32),
+            );
+        }
+        if self.resting > 0 {
+            self.resting -= 1;
+            return Ok(());
+        }
+        let floor = self.floor;
+        while cursor.doc() != NO_MORE_DOCS {
+            let entry = cursor.current_entry();
+            if entry.last_doc != self.block_last || self.least_floor.to_bits() != floor.to_bits() {
+                self.block_last = entry.last_doc;
+                self.least_floor = floor;
+                self.least = least_freq(bm25.norm_inverse(entry.min_doc_len), floor);
+            }
+            let least = self.least;
+            if least > entry.max_freq {
+                cursor.advance(entry.last_doc.saturating_add(1))?;
+                continue;
+            }
+            let (docs, freqs, pos) = cursor.current_block()?;
+            let reaching = (pos..docs.len()).find(|&p| {
+                freqs[p] >= least
+                    && Bm25::key_of(freqs[p], bm25.norm_inverse(lengths.of(docs[p]))) >= floor
+            });
+            match reaching {
+                Some(p) => {
+                    self.scanned = self.scanned / 2 + (p - pos + 1) as u32;
+                    self.found = self.found / 2 + 1;
+                    if self.found * 2 > self.scanned {
+                        // Most postings pass (a low threshold): the scans cost more than
+                        // they save; rest a while.
+                        self.resting = REST_CALLS;
+                    }
+                    cursor.step_within_block(p - pos);
+                    return Ok(());
+                }
+                None => {
+                    let rest = docs.len() - pos;
+                    cursor.consume(rest)?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Sums clause scores in clause order, as the exhaustive evaluator does.
@@ -312,6 +412,16 @@ fn max_score(
     }
     let mut scores = vec![None; positions];
     let (mut evaluated, mut complete) = (0u64, true);
+    let lengths = match clauses.first() {
+        Some(c) => c.cursor.segment().doc_lengths(),
+        None => {
+            return Ok(Outcome {
+                complete: true,
+                ..Outcome::default()
+            })
+        }
+    };
+    let mut skipper = LeadSkipper::new();
     // The current window [.., window_end] of block bounds, valid for `window_threshold`.
     let mut window_end = 0u32;
     let mut window_open = false;
@@ -329,6 +439,17 @@ fn max_score(
         }
         if essential > 0 {
             complete = false;
+            if let (true, Some(threshold)) = (essential + 1 == clauses.len(), threshold) {
+                // One essential clause: its postings that cannot beat the threshold even with
+                // every other clause's maximum are passed over a block at a time.
+                skipper.skip(
+                    &mut clauses[essential].cursor,
+                    &lengths,
+                    bm25,
+                    threshold,
+                    prefix[essential - 1],
+                )?;
+            }
         }
         let doc = clauses[essential..]
             .iter()
@@ -362,9 +483,11 @@ fn max_score(
         }
         scores.iter_mut().for_each(|s| *s = None);
         let mut score = 0f64;
+        // One length lookup for all the document's terms.
+        let inverse = bm25.norm_inverse(lengths.of(doc));
         for c in &mut clauses[essential..] {
             if c.cursor.doc() == doc {
-                let s = c.cursor.score(bm25)?;
+                let s = c.cursor.score_with_inverse(bm25, inverse)?;
                 scores[c.position] = Some(s);
                 score += f64::from(s);
             }
@@ -377,7 +500,7 @@ fn max_score(
             }
             let c = &mut clauses[i];
             if c.cursor.advance(doc)? == doc {
-                let s = c.cursor.score(bm25)?;
+                let s = c.cursor.score_with_inverse(bm25, inverse)?;
                 scores[c.position] = Some(s);
                 score += f64::from(s);
             }

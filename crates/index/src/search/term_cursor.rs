@@ -356,6 +356,21 @@ impl<'a> TermCursor<'a> {
         &self.docs[self.pos..self.len]
     }
 
+    /// The skip entry of the current block.
+    #[inline]
+    pub fn current_entry(&self) -> SkipEntry {
+        self.entry
+    }
+
+    /// The current block's DIDs and frequencies (decoding the frequencies if needed) and the
+    /// index of the current posting in them; the cursor does not move.
+    pub fn current_block(&mut self) -> Result<(&[u32], &[u32], usize), IndexError> {
+        if !self.freqs_decoded {
+            self.decode_freqs()?;
+        }
+        Ok((&self.docs[..self.len], &self.freqs[..self.len], self.pos))
+    }
+
     /// Index of the current posting in its block.
     #[inline]
     pub fn block_position(&self) -> usize {
@@ -411,6 +426,15 @@ impl<'a> TermCursor<'a> {
         let freq = self.freq()?;
         let length = self.segment.doc_length_of(self.doc).unwrap_or(0);
         Ok(bm25.score(self.weight, freq, length))
+    }
+
+    /// BM25 score of the current posting in a document whose length normalisation is
+    /// `inverse` ([`Bm25::norm_inverse`]), for evaluators that score several terms of one
+    /// document; equal to [`TermCursor::score`].
+    #[inline(always)]
+    pub fn score_with_inverse(&mut self, bm25: &Bm25, inverse: f32) -> Result<f32, IndexError> {
+        let freq = self.freq()?;
+        Ok(bm25.score_of_key(self.weight, Bm25::key_of(freq, inverse)))
     }
 
     /// Decodes block `block` (after the current one, or the current one) whole, DIDs and
