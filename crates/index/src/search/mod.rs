@@ -19,6 +19,7 @@ mod stats;
 mod term_cursor;
 mod term_opener;
 mod top_k;
+mod window_accumulator;
 
 pub use bm25::{length_to_norm, norm_to_length, Bm25, Norms, Scoring};
 pub use index_reader::{IndexReader, LoadMode};

@@ -19,6 +19,7 @@ use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::term_opener::TermOpener;
 use super::top_k::{Hit, TopK};
+use super::window_accumulator::WindowAccumulator;
 use crate::query::Query;
 use crate::segment::DocLengths;
 use crate::IndexError;
@@ -433,6 +434,9 @@ fn max_score(
         sum += f64::from(c.max_score);
         prefix.push(sum);
     }
+    let mut by_position: Vec<usize> = (0..clauses.len()).collect();
+    by_position.sort_by_key(|&ci| clauses[ci].position);
+    let mut accumulator = WindowAccumulator::new();
     let mut scores = vec![None; positions];
     let (mut evaluated, mut complete) = (0u64, true);
     let lengths = match clauses.first() {
@@ -481,6 +485,21 @@ fn max_score(
             .unwrap_or(NO_MORE_DOCS);
         if doc == NO_MORE_DOCS {
             break;
+        }
+        if essential == 0 {
+            // Every clause is essential: nothing can be pruned, so score a window of DIDs at
+            // a time.
+            evaluated += accumulator.score_window(
+                clauses,
+                &by_position,
+                exclusions,
+                &lengths,
+                bm25,
+                doc,
+                top,
+            )?;
+            window_open = false;
+            continue;
         }
         // Block bound of the window [doc, up_to] over every clause; a window that can beat the
         // threshold is not re-examined until `doc` leaves it.
