@@ -9,9 +9,9 @@
 //!    the other clauses' block bounds cannot beat the threshold is dropped before any other
 //!    list is searched for it (with a frequent low-weight term beside a rarer one, this drops
 //!    most candidates of a top-10 query: membership tests cost more than a score);
-//! 3. each other clause filters the survivors, by a branch-free merge with its block or, where
-//!    the block is much denser than the survivors, by a search per survivor, noting where
-//!    each match sits in its block;
+//! 3. each other clause filters the survivors, by a vector merge with its block
+//!    (`sorted_intersect`) or, where the block is much denser than the survivors, by a search
+//!    per survivor, noting where each match sits in its block;
 //! 4. the matches are scored a clause at a time over arrays, in query order, as the
 //!    exhaustive evaluator sums them, so both return the same top k to the bit.
 

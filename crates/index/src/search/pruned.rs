@@ -171,9 +171,9 @@ fn least_freq(inverse: f32, floor: f32) -> u32 {
 struct LeadSkipper {
     threshold: f32,
     floor: f32,
-    /// The block (by its last DID) and `floor` that `least` was computed for.
+    /// The block (by its last DID) that `least` was computed for ([`NO_MORE_DOCS`] once the
+    /// floor changes).
     block_last: u32,
-    least_floor: f32,
     least: u32,
     /// Postings scanned and found (recent ones weigh most), and calls left without a scan.
     scanned: u32,
@@ -190,7 +190,6 @@ impl LeadSkipper {
             threshold: f32::NAN,
             floor: f32::NEG_INFINITY,
             block_last: NO_MORE_DOCS,
-            least_floor: f32::NAN,
             least: 0,
             scanned: 0,
             found: 0,
@@ -216,17 +215,18 @@ impl LeadSkipper {
                 cursor.weight(),
                 Some(lead_floor(threshold, others_max) as f32),
             );
+            self.block_last = NO_MORE_DOCS;
         }
         if self.resting > 0 {
             self.resting -= 1;
             return Ok(());
         }
         let floor = self.floor;
+        let mut looked = 0;
         while cursor.doc() != NO_MORE_DOCS {
             let entry = cursor.current_entry();
-            if entry.last_doc != self.block_last || self.least_floor.to_bits() != floor.to_bits() {
+            if entry.last_doc != self.block_last {
                 self.block_last = entry.last_doc;
-                self.least_floor = floor;
                 self.least = least_freq(bm25.norm_inverse(entry.min_doc_len), floor);
             }
             let least = self.least;
@@ -241,7 +241,8 @@ impl LeadSkipper {
             });
             match reaching {
                 Some(p) => {
-                    self.scanned = self.scanned / 2 + (p - pos + 1) as u32;
+                    looked += p - pos + 1;
+                    self.scanned = self.scanned / 2 + looked as u32;
                     self.found = self.found / 2 + 1;
                     if self.found * 2 > self.scanned {
                         // Most postings pass (a low threshold): the scans cost more than
@@ -253,6 +254,7 @@ impl LeadSkipper {
                 }
                 None => {
                     let rest = docs.len() - pos;
+                    looked += rest;
                     cursor.consume(rest)?;
                 }
             }
