@@ -154,6 +154,21 @@ pub fn default_lucene_jar() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/lucene-peer/target/lucene-peer.jar")
 }
 
+/// Where `tools/lucene-peer/build.sh --lucene10` puts the Lucene 10 jar, in this source tree.
+pub fn default_lucene10_jar() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/lucene-peer/target10/lucene10-peer.jar")
+}
+
+/// The `java` that runs lucene-peer's Lucene 9 jar (the default Java, 17 or later).
+pub const DEFAULT_JAVA: &str = "java";
+
+/// The Temurin 25 JDK's `java`, which runs the Lucene 10 jar (Java 21 or later), where it is
+/// installed.
+pub fn temurin25_java() -> Option<PathBuf> {
+    let java = PathBuf::from("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
+    java.is_file().then_some(java)
+}
+
 /// `Ok` when `jar` exists; else an error that says how to build it.
 pub fn check_lucene_jar(jar: &Path) -> Result<(), PeerError> {
     if jar.is_file() {
@@ -182,8 +197,8 @@ pub fn write_lucene_corpus<'a>(
 }
 
 /// `java -jar jar index corpus dir`: (re)creates the Lucene peer index of `corpus` in `dir`.
-pub fn lucene_index(jar: &Path, corpus: &Path, dir: &Path) -> Result<(), PeerError> {
-    let status = Command::new("java")
+pub fn lucene_index(java: &Path, jar: &Path, corpus: &Path, dir: &Path) -> Result<(), PeerError> {
+    let status = Command::new(java)
         .arg("-jar")
         .arg(jar)
         .arg("index")
@@ -228,12 +243,13 @@ pub enum LuceneOutcome {
 /// `java -jar jar bench index queries_file ...`: every line of `queries_file` timed in each
 /// round, single-threaded; one outcome per line, in order.
 pub fn lucene_bench(
+    java: &Path,
     jar: &Path,
     index: &Path,
     queries_file: &Path,
     options: &LuceneBenchOptions,
 ) -> Result<Vec<LuceneOutcome>, PeerError> {
-    let mut command = Command::new("java");
+    let mut command = Command::new(java);
     command
         .arg("-jar")
         .arg(jar)
@@ -415,7 +431,7 @@ impl PeerIndexes {
                 check_lucene_jar(jar)?;
                 let corpus = self.dir.join("lucene-corpus.tsv");
                 write_lucene_corpus(documents.iter(), &corpus)?;
-                let built = lucene_index(jar, &corpus, &index_dir);
+                let built = lucene_index(Path::new(DEFAULT_JAVA), jar, &corpus, &index_dir);
                 let _ = std::fs::remove_file(&corpus);
                 built?;
             }

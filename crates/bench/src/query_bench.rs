@@ -84,10 +84,22 @@ pub struct QueryBenchConfig {
     pub rounds: usize,
     /// Untimed rounds before.
     pub warmup: usize,
-    /// The lucene-peer jar; `None` leaves Lucene out.
-    pub lucene_jar: Option<PathBuf>,
+    /// The Lucene peers to run: each a name for the report (`lucene`, `lucene10`), the `java`
+    /// that runs it and its lucene-peer jar. Empty leaves Lucene out.
+    pub lucenes: Vec<LuceneRun>,
     /// How apcache reads its index.
     pub load: LoadMode,
+}
+
+/// One Lucene build to run beside apcache (see [`QueryBenchConfig::lucenes`]).
+#[derive(Debug, Clone)]
+pub struct LuceneRun {
+    /// The engine's name in the report.
+    pub name: String,
+    /// The `java` that runs the jar.
+    pub java: PathBuf,
+    /// The lucene-peer jar.
+    pub jar: PathBuf,
 }
 
 /// Latencies of one engine, class and mode.
@@ -261,47 +273,28 @@ pub fn run(
     }
     results.insert("tantivy".into(), tantivy);
 
-    // Lucene
-    if let Some(jar) = &config.lucene_jar {
-        progress("lucene: indexing");
+    // Lucene: one index and one JVM run per mode for each build.
+    if !config.lucenes.is_empty() {
         let corpus = scratch.join("corpus.tsv");
         write_lucene_corpus(documents, &corpus)?;
-        let lucene_dir = scratch.join("lucene");
-        lucene_index(jar, &corpus, &lucene_dir)?;
         let queries_file = scratch.join("queries.txt");
         let mut out = std::fs::File::create(&queries_file).map_err(io(&queries_file))?;
         for (spec, _) in &kept {
             writeln!(out, "{}", spec.text).map_err(io(&queries_file))?;
         }
         drop(out);
-        let mut lucene = Samples::new();
-        for mode in Mode::ALL {
-            progress(&format!("lucene: {}", mode.name()));
-            let options = LuceneBenchOptions {
-                k: mode.k(),
-                count: false,
-                warmup: config.warmup,
-                repeat: config.rounds,
-            };
-            let mut samples = Vec::new();
-            for outcome in lucene_bench(jar, &lucene_dir, &queries_file, &options)? {
-                match outcome {
-                    LuceneOutcome::Timed { latencies_us, .. } => samples.push(latencies_us),
-                    LuceneOutcome::Failed(line) => {
-                        return Err(QueryBenchError::Lucene(format!("no latencies: {line}")))
-                    }
-                }
-            }
-            if samples.len() != kept.len() {
-                return Err(QueryBenchError::Lucene(format!(
-                    "{} results for {} queries",
-                    samples.len(),
-                    kept.len()
-                )));
-            }
-            lucene.insert(mode, samples);
+        for run in &config.lucenes {
+            let samples = run_lucene(
+                run,
+                config,
+                &corpus,
+                &queries_file,
+                kept.len(),
+                scratch,
+                &mut progress,
+            )?;
+            results.insert(run.name.clone(), samples);
         }
-        results.insert("lucene".into(), lucene);
     }
 
     // Rows: per class and mode, every engine's mean and p99 over all timed executions.
@@ -349,17 +342,72 @@ pub fn run(
     })
 }
 
+/// Indexes `corpus` with one Lucene build and times `queries_file` in each mode.
+fn run_lucene(
+    run: &LuceneRun,
+    config: &QueryBenchConfig,
+    corpus: &Path,
+    queries_file: &Path,
+    queries: usize,
+    scratch: &Path,
+    progress: &mut impl FnMut(&str),
+) -> Result<Samples, QueryBenchError> {
+    progress(&format!("{}: indexing", run.name));
+    let index_dir = scratch.join(&run.name);
+    lucene_index(&run.java, &run.jar, corpus, &index_dir)?;
+    let mut lucene = Samples::new();
+    for mode in Mode::ALL {
+        progress(&format!("{}: {}", run.name, mode.name()));
+        let options = LuceneBenchOptions {
+            k: mode.k(),
+            count: false,
+            warmup: config.warmup,
+            repeat: config.rounds,
+        };
+        let mut samples = Vec::new();
+        for outcome in lucene_bench(&run.java, &run.jar, &index_dir, queries_file, &options)? {
+            match outcome {
+                LuceneOutcome::Timed { latencies_us, .. } => samples.push(latencies_us),
+                LuceneOutcome::Failed(line) => {
+                    return Err(QueryBenchError::Lucene(format!("no latencies: {line}")))
+                }
+            }
+        }
+        if samples.len() != queries {
+            return Err(QueryBenchError::Lucene(format!(
+                "{} results for {queries} queries",
+                samples.len()
+            )));
+        }
+        lucene.insert(mode, samples);
+    }
+    Ok(lucene)
+}
+
 impl QueryBenchReport {
-    /// The report as a table.
+    /// The report as a table: a column per engine, then apcache's ratio to each peer.
     pub fn to_text(&self) -> String {
         let mut out = format!(
             "{} documents, {} queries, single-threaded; latency in microseconds (mean / p99); ratio = apcache / peer (goal <= 1)\n\n",
             self.documents, self.queries
         );
-        out += &format!(
-            "{:<6} {:<9} {:>4}  {:>17}  {:>17}  {:>17}  {:>13}  {:>13}\n",
-            "class", "mode", "n", "apcache", "tantivy", "lucene", "vs tantivy", "vs lucene"
-        );
+        // Peers in a fixed order (tantivy, then the Lucene builds), whatever ran.
+        let mut peers: Vec<&str> = self
+            .rows
+            .iter()
+            .flat_map(|row| row.engines.keys().map(String::as_str))
+            .filter(|&engine| engine != "apcache")
+            .collect();
+        peers.sort_by_key(|&engine| (engine != "tantivy", engine.to_string()));
+        peers.dedup();
+        out += &format!("{:<6} {:<9} {:>4}  {:>17}", "class", "mode", "n", "apcache");
+        for peer in &peers {
+            out += &format!("  {peer:>17}");
+        }
+        for peer in &peers {
+            out += &format!("  {:>13}", format!("vs {peer}"));
+        }
+        out += "\n";
         let mut met = true;
         for row in &self.rows {
             let cell = |engine: &str| {
@@ -367,30 +415,28 @@ impl QueryBenchReport {
                     format!("{:.1} / {:.1}", f.mean_us, f.p99_us)
                 })
             };
-            let ratio = |engine: &str, met: &mut bool| match (
-                row.engines.get("apcache"),
-                row.engines.get(engine),
-            ) {
-                (Some(a), Some(p)) => {
-                    let (m, p99) = (a.mean_us / p.mean_us, a.p99_us / p.p99_us);
-                    *met &= m <= 1.0 && p99 <= 1.0;
-                    format!("{m:.2} / {p99:.2}")
-                }
-                _ => "-".into(),
-            };
-            let vs_tantivy = ratio("tantivy", &mut met);
-            let vs_lucene = ratio("lucene", &mut met);
             out += &format!(
-                "{:<6} {:<9} {:>4}  {:>17}  {:>17}  {:>17}  {:>13}  {:>13}\n",
+                "{:<6} {:<9} {:>4}  {:>17}",
                 row.class,
                 row.mode.name(),
                 row.queries,
-                cell("apcache"),
-                cell("tantivy"),
-                cell("lucene"),
-                vs_tantivy,
-                vs_lucene
+                cell("apcache")
             );
+            for peer in &peers {
+                out += &format!("  {:>17}", cell(peer));
+            }
+            for peer in &peers {
+                let ratio = match (row.engines.get("apcache"), row.engines.get(*peer)) {
+                    (Some(a), Some(p)) => {
+                        let (m, p99) = (a.mean_us / p.mean_us, a.p99_us / p.p99_us);
+                        met &= m <= 1.0 && p99 <= 1.0;
+                        format!("{m:.2} / {p99:.2}")
+                    }
+                    _ => "-".into(),
+                };
+                out += &format!("  {ratio:>13}");
+            }
+            out += "\n";
         }
         out += &format!(
             "\ngoal (apcache at or below every peer on mean and p99 in every row): {}\n",
@@ -400,5 +446,61 @@ impl QueryBenchReport {
             out += &format!("skipped (apcache refuses): {}\n", self.skipped.join("; "));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figures(mean_us: f64, p99_us: f64) -> Figures {
+        Figures {
+            mean_us,
+            p99_us,
+            samples: 10,
+        }
+    }
+
+    fn report(lucene10_mean: f64) -> QueryBenchReport {
+        let engines = [
+            ("apcache", figures(10.0, 20.0)),
+            ("lucene", figures(40.0, 80.0)),
+            ("lucene10", figures(lucene10_mean, 30.0)),
+            ("tantivy", figures(12.0, 25.0)),
+        ]
+        .into_iter()
+        .map(|(engine, f)| (engine.to_string(), f))
+        .collect();
+        QueryBenchReport {
+            documents: 100,
+            queries: 1,
+            skipped: Vec::new(),
+            rows: vec![Row {
+                class: "term".into(),
+                mode: Mode::Top10,
+                queries: 1,
+                engines,
+            }],
+        }
+    }
+
+    #[test]
+    fn the_table_has_a_column_and_a_ratio_per_peer_and_judges_them_all() {
+        let text = report(20.0).to_text();
+        let header = text.lines().nth(2).expect("header");
+        let columns: Vec<&str> = header.split_whitespace().collect();
+        assert_eq!(
+            columns,
+            [
+                "class", "mode", "n", "apcache", "tantivy", "lucene", "lucene10", "vs", "tantivy",
+                "vs", "lucene", "vs", "lucene10"
+            ]
+        );
+        let row = text.lines().nth(3).expect("row");
+        assert!(row.contains("0.83 / 0.80"), "{row}");
+        assert!(row.contains("0.50 / 0.67"), "{row}");
+        assert!(text.contains("every row): met"), "{text}");
+        // Slower than one peer on one figure: not met.
+        assert!(report(5.0).to_text().contains("every row): NOT met"));
     }
 }

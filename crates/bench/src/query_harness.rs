@@ -46,7 +46,7 @@ use tantivy::query::Query as TantivyQuery;
 use crate::page_cache::{self, CacheState};
 use crate::peer_engines::{
     check_lucene_jar, lucene_bench, open_tantivy, to_tantivy, LuceneBenchOptions, LuceneOutcome,
-    PeerEngine, PeerError, PeerIndex, PeerIndexes,
+    PeerEngine, PeerError, PeerIndex, PeerIndexes, DEFAULT_JAVA,
 };
 use crate::query_sets::QuerySpec;
 
@@ -768,7 +768,7 @@ fn run_lucene(
         warmup: config.warmup,
         repeat: config.repeat,
     };
-    let outcomes = lucene_bench(jar, &index.dir, &file, &options)?;
+    let outcomes = lucene_bench(Path::new(DEFAULT_JAVA), jar, &index.dir, &file, &options)?;
     if outcomes.len() != queries.len() {
         return Err(PeerError::Lucene(format!(
             "{} results for {} queries",

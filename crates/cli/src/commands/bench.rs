@@ -136,6 +136,17 @@ pub struct PeersArgs {
     /// Leave Lucene out.
     #[arg(long)]
     no_lucene: bool,
+    /// The Lucene 10 lucene-peer jar (default: tools/lucene-peer/target10/lucene10-peer.jar,
+    /// if built with `tools/lucene-peer/build.sh --lucene10`).
+    #[arg(long)]
+    lucene10_jar: Option<PathBuf>,
+    /// The `java` (21 or later) that runs the Lucene 10 jar (default: the Temurin 25 JDK's,
+    /// if installed).
+    #[arg(long)]
+    java25: Option<PathBuf>,
+    /// Leave Lucene 10 out.
+    #[arg(long)]
+    no_lucene10: bool,
     /// Read apcache's index decoded into memory (`direct`) instead of through mmap.
     #[arg(long)]
     direct: bool,
@@ -327,7 +338,10 @@ fn queries(args: QueriesArgs) -> anyhow::Result<()> {
 }
 
 fn peers(args: PeersArgs) -> anyhow::Result<()> {
-    use apcache_bench::query_bench::{self, QueryBenchConfig};
+    use apcache_bench::peer_engines::{
+        default_lucene10_jar, default_lucene_jar, temurin25_java, DEFAULT_JAVA,
+    };
+    use apcache_bench::query_bench::{self, LuceneRun, QueryBenchConfig};
     use apcache_bench::query_sets::{luceneutil_tasks, shared_dir, TERM_AND_OR_CLASSES};
     let inputs = if args.inputs.is_empty() {
         vec![super::default_sample()]
@@ -342,25 +356,42 @@ fn peers(args: PeersArgs) -> anyhow::Result<()> {
         args.per_class,
     )
     .context("cannot read the luceneutil tasks")?;
-    let default_jar = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tools/lucene-peer/target/lucene-peer.jar");
-    let lucene_jar = if args.no_lucene {
-        None
-    } else {
-        let jar = args.lucene_jar.unwrap_or(default_jar);
+    let mut lucenes = Vec::new();
+    if !args.no_lucene {
+        let jar = args.lucene_jar.unwrap_or_else(default_lucene_jar);
         if !jar.exists() {
             anyhow::bail!(
                 "{} not found: build it with tools/lucene-peer/build.sh, or pass --no-lucene",
                 jar.display()
             );
         }
-        Some(jar)
-    };
+        lucenes.push(LuceneRun {
+            name: "lucene".into(),
+            java: DEFAULT_JAVA.into(),
+            jar,
+        });
+    }
+    // Lucene 10 where present: the Temurin 25 JDK and the jar built for it.
+    if !args.no_lucene10 {
+        let jar = args.lucene10_jar.unwrap_or_else(default_lucene10_jar);
+        match (args.java25.or_else(temurin25_java), jar.exists()) {
+            (Some(java), true) => lucenes.push(LuceneRun {
+                name: "lucene10".into(),
+                java,
+                jar,
+            }),
+            (None, _) => eprintln!("Lucene 10 left out: no Temurin 25 JDK (--java25)"),
+            (Some(_), false) => eprintln!(
+                "Lucene 10 left out: {} not built (tools/lucene-peer/build.sh --lucene10)",
+                jar.display()
+            ),
+        }
+    }
     let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
     let config = QueryBenchConfig {
         rounds: args.rounds,
         warmup: args.warmup,
-        lucene_jar,
+        lucenes,
         load: if args.direct {
             apcache_index::search::LoadMode::Direct
         } else {

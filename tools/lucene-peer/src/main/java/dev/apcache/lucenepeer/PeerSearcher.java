@@ -14,7 +14,6 @@ import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.search.TopScoreDocCollectorManager;
-import org.apache.lucene.search.TotalHits;
 import org.apache.lucene.store.FSDirectory;
 
 /**
@@ -65,7 +64,7 @@ final class PeerSearcher implements Closeable {
   /** The top {@code k} hits (ties: lower doc id first), with an exact total hit count. */
   TopDocs topK(Query query, int k) throws IOException {
     TopDocs top = searcher.search(query, new TopScoreDocCollectorManager(k, Integer.MAX_VALUE));
-    assert top.totalHits.relation == TotalHits.Relation.EQUAL_TO;
+    assert Hits.exact(top.totalHits);
     return top;
   }
 
@@ -82,7 +81,7 @@ final class PeerSearcher implements Closeable {
     return switch (op) {
       case COUNT -> searcher.count(query);
       case TOP_K -> searcher.search(query, k).scoreDocs.length;
-      case TOP_K_COUNT -> topK(query, k).totalHits.value;
+      case TOP_K_COUNT -> Hits.total(topK(query, k).totalHits);
     };
   }
 

@@ -54,7 +54,7 @@ final class QueryCommands {
           TopDocs top = searcher.topK(searcher.parse(q), k);
           StringBuilder b = new StringBuilder();
           b.append("{\"query\":").append(Json.string(q));
-          b.append(",\"total_hits\":").append(top.totalHits.value).append(",\"hits\":[");
+          b.append(",\"total_hits\":").append(Hits.total(top.totalHits)).append(",\"hits\":[");
           for (int i = 0; i < top.scoreDocs.length; i++) {
             ScoreDoc sd = top.scoreDocs[i];
             b.append(i == 0 ? "" : ",").append("{\"doc\":").append(sd.doc);
