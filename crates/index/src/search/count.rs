@@ -1,11 +1,13 @@
 //! Counting the matches of flat queries without scoring or the general evaluator's tree.
 //!
-//! A disjunction is counted without visiting its matches in order: every DID of every term
-//! is set in a bitset over the segment's DID range, excluded terms' DIDs are cleared, and the
-//! bits are counted. Decoding is the whole cost (no per-document merge step), which is what a
-//! count of a union of frequent terms needs; a sparse union (few postings for a wide DID
-//! range) is left to the document-at-a-time evaluator. A conjunction is counted by
-//! leapfrogging its cursors, rarest first, with the skip entries skipping whole blocks.
+//! A disjunction of two terms (without exclusions) is counted as the sum of their document
+//! frequencies less the size of their intersection, which skips most of a frequent list. A
+//! longer one is counted without visiting its matches in order: every DID of every term is set
+//! in a bitset over the segment's DID range, excluded terms' DIDs are cleared, and the bits are
+//! counted. Decoding is the whole cost (no per-document merge step), which is what a count of a
+//! union of frequent terms needs; a sparse union (few postings for a wide DID range) is left to
+//! the document-at-a-time evaluator. A conjunction is counted a window at a time
+//! ([`intersect::next_window`]), rarest list first, the skip entries skipping whole blocks.
 
 use super::intersect;
 use super::stats::SearchStats;
@@ -23,6 +25,13 @@ pub fn count_union(
     terms: &mut [TermCursor<'_>],
     excluded: &mut [TermCursor<'_>],
 ) -> Result<Option<(u64, SearchStats)>, IndexError> {
+    if let ([a, b], true) = (&*terms, excluded.is_empty()) {
+        // |A ∪ B| = |A| + |B| - |A ∩ B|: the intersection, led by the rarer list, skips most
+        // of a frequent one, where the bitset would decode all of it.
+        let both = u64::from(a.doc_freq()) + u64::from(b.doc_freq());
+        let (common, stats) = count_intersection(terms, &mut [])?;
+        return Ok(Some((both - common, stats)));
+    }
     let runs = segment.meta().docs.runs();
     let (Some(first), Some(last)) = (
         runs.iter().map(|r| r[0]).min(),
