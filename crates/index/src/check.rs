@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::format::{FileKind, FramedFile};
 use crate::manifest::{Manifest, MANIFEST};
-use crate::search::Bm25;
+use crate::search::{length_to_norm, Bm25};
 use crate::segment::{SegmentMeta, SegmentReader};
 use crate::IndexError;
 
@@ -187,6 +187,20 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
             format!(
                 "document lengths sum to {total_tokens}, the manifest records {}",
                 meta.total_tokens
+            ),
+        );
+    }
+    if let Some((local, &length)) = lengths
+        .iter()
+        .enumerate()
+        .find(|&(local, &length)| reader.norm_byte(local as u32) != Some(length_to_norm(length)))
+    {
+        report.problem(
+            &norms_file,
+            format!(
+                "document {local}'s norm byte is {:?}, its length {length} makes {}",
+                reader.norm_byte(local as u32),
+                length_to_norm(length)
             ),
         );
     }

@@ -138,6 +138,15 @@ fn a_wrong_term_info_is_reported() {
 #[test]
 fn wrong_norms_are_reported() {
     structural_problem(FileKind::Norms, |body| body[0] ^= 1, "lengths sum");
+    // The last document's norm byte (the body ends with one byte per document).
+    structural_problem(
+        FileKind::Norms,
+        |body| {
+            let last = body.len() - 1;
+            body[last] ^= 0x40;
+        },
+        "norm byte",
+    );
 }
 
 #[test]

@@ -5,20 +5,23 @@
 //! clause's postings in it lie in one block and the sum of the blocks' score bounds covers
 //! every document in it. Then, cheapest test first:
 //! 1. a window whose bound cannot beat the threshold is skipped undecoded;
-//! 2. the lead's candidates are scored on the lead alone, and a candidate whose lead score plus
-//!    the other clauses' block bounds cannot beat the threshold is dropped before any other
-//!    list is searched for it (with a frequent low-weight term beside a rarer one, this drops
-//!    most candidates of a top-10 query: membership tests cost more than a score);
+//! 2. the lead's candidates are tested on the lead alone ([`lead_filter`]): a candidate whose
+//!    lead score plus the other clauses' block bounds cannot beat the threshold is dropped
+//!    before any other list is searched for it (membership tests cost more than this test,
+//!    which compares saturation keys and computes no score);
 //! 3. each other clause filters the survivors, by a vector merge with its block
 //!    (`sorted_intersect`) or, where the block is much denser than the survivors, by a search
 //!    per survivor, noting where each match sits in its block;
 //! 4. the matches are scored a clause at a time over arrays, in query order, as the
 //!    exhaustive evaluator sums them, so both return the same top k to the bit.
+//!
+//! [`lead_filter`]: super::lead_filter
 
 use apcache_codec::{Isa, BLOCK_LEN};
 
 use super::bm25::Bm25;
-use super::pruned::{can_beat, clause_stats, excluded, lead_floor, Clause, Outcome};
+use super::lead_filter::{self, LeadPostings, Survivors};
+use super::pruned::{can_beat, clause_stats, excluded, key_floor, lead_floor, Clause, Outcome};
 use super::sorted_intersect::{self, MatchBuffers, Places, OUTPUT_SLACK};
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::top_k::{Hit, TopK};
@@ -41,8 +44,6 @@ struct Window {
     origin: Vec<u16>,
     /// Each candidate's length normalisation ([`Bm25::norm_inverse`]), once computed.
     inverses: Vec<f32>,
-    /// Each candidate's lead score, once computed (by the lead filter).
-    lead_scores: Vec<f32>,
     /// One clause's saturation keys or scores.
     terms: Vec<f32>,
     /// Each candidate's score, summed in query order as the exhaustive evaluator sums.
@@ -54,12 +55,11 @@ struct Window {
 impl Window {
     fn new(clauses: usize) -> Window {
         Window {
-            docs: Vec::with_capacity(BLOCK_LEN),
+            docs: Vec::with_capacity(BLOCK_LEN + lead_filter::OUTPUT_SLACK),
             scratch: vec![0; BLOCK_LEN + OUTPUT_SLACK],
             at: vec![0; clauses * BLOCK_LEN + OUTPUT_SLACK],
             origin: vec![0; BLOCK_LEN + OUTPUT_SLACK],
-            inverses: Vec::with_capacity(BLOCK_LEN),
-            lead_scores: Vec::with_capacity(BLOCK_LEN),
+            inverses: Vec::with_capacity(BLOCK_LEN + lead_filter::OUTPUT_SLACK),
             terms: Vec::with_capacity(BLOCK_LEN),
             totals: Vec::with_capacity(BLOCK_LEN),
             isa: Isa::detect(),
@@ -75,14 +75,72 @@ impl Window {
                 column[k] = column[usize::from(from)];
             }
         }
-        for known in [&mut self.inverses, &mut self.lead_scores] {
-            if !known.is_empty() {
-                for (k, &from) in kept.iter().enumerate() {
-                    known[k] = known[usize::from(from)];
-                }
-                known.truncate(kept.len());
+        if !self.inverses.is_empty() {
+            for (k, &from) in kept.iter().enumerate() {
+                self.inverses[k] = self.inverses[usize::from(from)];
             }
+            self.inverses.truncate(kept.len());
         }
+    }
+
+    /// Takes the lead's next `taken` postings as the window's candidates.
+    fn take_lead(&mut self, lead: &TermCursor<'_>, taken: usize) {
+        let base = lead.block_position();
+        self.docs.clear();
+        self.docs.extend_from_slice(&lead.block_rest()[..taken]);
+        self.inverses.clear();
+        for (i, slot) in self.at[..taken].iter_mut().enumerate() {
+            *slot = (base + i) as u16;
+        }
+    }
+
+    /// Takes those of the lead's next `taken` postings whose saturation key reaches
+    /// `key_floor` as the window's candidates, with their length normalisations.
+    fn take_lead_filtered(
+        &mut self,
+        lead: &mut TermCursor<'_>,
+        taken: usize,
+        bm25: &Bm25,
+        key_floor: f32,
+    ) -> Result<(), IndexError> {
+        let base = lead.block_position();
+        let lengths = lead.segment().doc_lengths();
+        let (docs, freqs) = lead.block_rest_with_freqs()?;
+        let postings = LeadPostings {
+            docs: &docs[..taken],
+            freqs: &freqs[..taken],
+            base: base as u16,
+        };
+        let room = taken + lead_filter::OUTPUT_SLACK;
+        self.docs.resize(room, 0);
+        self.inverses.resize(room, 0.0);
+        // Column 0's slack runs into column 1, which the next filter writes.
+        let out = Survivors {
+            docs: &mut self.docs,
+            inverses: &mut self.inverses,
+            places: &mut self.at[..room],
+        };
+        let kept = match (bm25.norm_table(), lengths.norm_bytes()) {
+            (Some(table), Some(norms)) => {
+                lead_filter::filter_lead(&postings, &norms, table, key_floor, out, self.isa)
+            }
+            // Exact lengths, or a segment of several runs: the same test, one posting at a
+            // time through the general lookups.
+            _ => {
+                let mut kept = 0;
+                for (i, (&doc, &freq)) in postings.docs.iter().zip(postings.freqs).enumerate() {
+                    let inverse = bm25.norm_inverse_of(&lengths, doc);
+                    out.docs[kept] = doc;
+                    out.inverses[kept] = inverse;
+                    out.places[kept] = (base + i) as u16;
+                    kept += usize::from(Bm25::key_of(freq, inverse) >= key_floor);
+                }
+                kept
+            }
+        };
+        self.docs.truncate(kept);
+        self.inverses.truncate(kept);
+        Ok(())
     }
 
     fn compute_inverses(&mut self, cursor: &TermCursor<'_>, bm25: &Bm25) {
@@ -94,7 +152,7 @@ impl Window {
         self.inverses.extend(
             self.docs
                 .iter()
-                .map(|&doc| bm25.norm_inverse(lengths.of(doc))),
+                .map(|&doc| bm25.norm_inverse_of(&lengths, doc)),
         );
     }
 
@@ -134,7 +192,6 @@ pub(super) fn block_max_and(
     let n = clauses.len();
     let (mut evaluated, mut complete) = (0u64, true);
     let mut window = Window::new(n);
-    let mut lead_filter = LeadFilter::default();
     // Clauses in query order, the order the exhaustive evaluator sums their scores in.
     let mut by_position: Vec<usize> = (0..n).collect();
     by_position.sort_by_key(|&ci| clauses[ci].position);
@@ -170,29 +227,20 @@ pub(super) fn block_max_and(
         let (lead, others) = clauses
             .split_first_mut()
             .expect("a conjunction has clauses");
-        let rest = lead.cursor.block_rest();
-        let taken = rest.partition_point(|&d| d <= up_to);
-        let base = lead.cursor.block_position();
-        window.docs.clear();
-        window.docs.extend_from_slice(&rest[..taken]);
-        window.inverses.clear();
-        window.lead_scores.clear();
-        for (i, slot) in window.at[..taken].iter_mut().enumerate() {
-            *slot = (base + i) as u16;
-        }
-        if let Some(threshold) = threshold.filter(|_| lead_filter.worth_trying()) {
-            let before = window.docs.len();
-            drop_by_lead(
-                &mut window,
-                &mut lead.cursor,
-                bm25,
-                threshold,
-                bound - lead_bound,
-            )?;
-            lead_filter.record(before, window.docs.len());
-            if window.docs.len() < before {
-                complete = false;
+        let taken = lead.cursor.block_rest().partition_point(|&d| d <= up_to);
+        match threshold {
+            Some(threshold) => {
+                // `can_beat(lead score + the others' bounds, threshold)`, as a key floor.
+                let floor = key_floor(
+                    lead.cursor.weight(),
+                    Some(lead_floor(threshold, bound - lead_bound) as f32),
+                );
+                window.take_lead_filtered(&mut lead.cursor, taken, bm25, floor)?;
+                if window.docs.len() < taken {
+                    complete = false;
+                }
             }
+            None => window.take_lead(&lead.cursor, taken),
         }
         for (ci, c) in others.iter_mut().enumerate().map(|(i, c)| (i + 1, c)) {
             if window.docs.is_empty() {
@@ -211,13 +259,8 @@ pub(super) fn block_max_and(
             window.totals.clear();
             window.totals.resize(window.docs.len(), 0.0);
             for &ci in &by_position {
-                let scores = if ci == 0 && window.lead_scores.len() == window.docs.len() {
-                    &window.lead_scores
-                } else {
-                    window.score_clause(ci, &mut clauses[ci].cursor, bm25)?;
-                    &window.terms
-                };
-                for (total, &score) in window.totals.iter_mut().zip(scores) {
+                window.score_clause(ci, &mut clauses[ci].cursor, bm25)?;
+                for (total, &score) in window.totals.iter_mut().zip(&window.terms) {
                     *total += f64::from(score);
                 }
             }
@@ -235,67 +278,6 @@ pub(super) fn block_max_and(
         complete,
         stats: clause_stats(clauses),
     })
-}
-
-/// Whether scoring the lead first pays. It costs a length lookup and a score per candidate;
-/// it pays when it drops many (a rare heavy term beside a frequent light one), not when most
-/// candidates could still make the top k (two terms of similar weight), where membership tests
-/// on all candidates and scores for the matches alone are cheaper. The filter runs while it has
-/// dropped at least a quarter of what it tested, and on every eighth window otherwise, to
-/// notice when the threshold has risen enough for it to pay.
-#[derive(Default)]
-struct LeadFilter {
-    tested: u64,
-    dropped: u64,
-    windows: u64,
-}
-
-impl LeadFilter {
-    fn worth_trying(&mut self) -> bool {
-        self.windows += 1;
-        self.dropped * 4 >= self.tested || self.windows.is_multiple_of(8)
-    }
-
-    fn record(&mut self, before: usize, after: usize) {
-        // Recent windows count most: the threshold only rises.
-        self.tested = self.tested / 2 + before as u64;
-        self.dropped = self.dropped / 2 + (before - after) as u64;
-    }
-}
-
-/// Drops the candidates whose lead score plus `others_bound` (the other clauses' block
-/// bounds) cannot beat `threshold`.
-fn drop_by_lead(
-    window: &mut Window,
-    lead: &mut TermCursor<'_>,
-    bm25: &Bm25,
-    threshold: f32,
-    others_bound: f64,
-) -> Result<(), IndexError> {
-    let before = window.docs.len();
-    window.compute_inverses(lead, bm25);
-    window.score_clause(0, lead, bm25)?;
-    // `can_beat(score + others_bound, threshold)`, solved for the score once.
-    let floor = lead_floor(threshold, others_bound);
-    let Window {
-        docs,
-        origin,
-        terms,
-        lead_scores,
-        ..
-    } = window;
-    let (docs, origin) = (&mut docs[..before], &mut origin[..before]);
-    let mut kept = 0;
-    for (i, &score) in terms[..before].iter().enumerate() {
-        docs[kept] = docs[i];
-        origin[kept] = i as u16;
-        kept += usize::from(f64::from(score) >= floor);
-    }
-    lead_scores.clear();
-    lead_scores.extend_from_slice(&terms[..before]);
-    window.docs.truncate(kept);
-    window.kept(1);
-    Ok(())
 }
 
 /// Keeps the candidates clause `ci`'s cursor holds (every candidate is at most the last DID

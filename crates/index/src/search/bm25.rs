@@ -9,6 +9,7 @@
 //! document; [`Norms::Exact`] uses true lengths, and [`Scoring::Bm25Fixed`] is the seeds'
 //! variant without length normalisation (b = 0).
 
+use crate::segment::DocLengths;
 use serde::Serialize;
 
 /// Which BM25.
@@ -165,6 +166,24 @@ impl Bm25 {
             Norms::Exact => {
                 1f32 / (self.k1 * ((1f32 - self.b) + self.b * length as f32 / self.avgdl))
             }
+        }
+    }
+
+    /// [`Bm25::norm_inverse`] of global DID `doc`, from its norm byte where the norms are
+    /// Lucene's (one table load, no length conversion).
+    #[inline]
+    pub fn norm_inverse_of(&self, lengths: &DocLengths<'_>, doc: u32) -> f32 {
+        match self.norms {
+            Norms::Lucene => self.norm_inverse[usize::from(lengths.norm_byte(doc))],
+            Norms::Exact => self.norm_inverse(lengths.of(doc)),
+        }
+    }
+
+    /// The table of [`Bm25::norm_inverse`] by norm byte, when the norms are Lucene's.
+    pub fn norm_table(&self) -> Option<&[f32; 256]> {
+        match self.norms {
+            Norms::Lucene => Some(&self.norm_inverse),
+            Norms::Exact => None,
         }
     }
 

@@ -8,6 +8,7 @@ mod bm25;
 mod count;
 mod index_reader;
 mod intersect;
+mod lead_filter;
 mod node;
 mod postings_source;
 mod pruned;

@@ -124,7 +124,7 @@ pub(super) fn lead_floor(threshold: f32, others_bound: f64) -> f64 {
 /// key, so the key `weight / (weight - threshold) - 1` reaches the threshold. The threshold is
 /// first lowered by a margin far wider than the rounding of the `f32` score, so the floor
 /// never rejects a posting the exact comparison would keep.
-fn key_floor(weight: f32, threshold: Option<f32>) -> f32 {
+pub(super) fn key_floor(weight: f32, threshold: Option<f32>) -> f32 {
     let Some(threshold) = threshold else {
         return f32::NEG_INFINITY;
     };
@@ -237,7 +237,7 @@ impl LeadSkipper {
             let (docs, freqs, pos) = cursor.current_block()?;
             let reaching = (pos..docs.len()).find(|&p| {
                 freqs[p] >= least
-                    && Bm25::key_of(freqs[p], bm25.norm_inverse(lengths.of(docs[p]))) >= floor
+                    && Bm25::key_of(freqs[p], bm25.norm_inverse_of(lengths, docs[p])) >= floor
             });
             match reaching {
                 Some(p) => {
@@ -402,7 +402,7 @@ fn single_term(
         let (docs, freqs) = cursor.load_block(block)?;
         for &i in &passed[..n] {
             let (doc, freq) = (docs[usize::from(i)], freqs[usize::from(i)]);
-            let key = bm25.saturation_key(freq, lengths.of(doc));
+            let key = Bm25::key_of(freq, bm25.norm_inverse_of(&lengths, doc));
             if key < floor {
                 continue;
             }
@@ -528,7 +528,7 @@ fn max_score(
         scores.iter_mut().for_each(|s| *s = None);
         let mut score = 0f64;
         // One length lookup for all the document's terms.
-        let inverse = bm25.norm_inverse(lengths.of(doc));
+        let inverse = bm25.norm_inverse_of(&lengths, doc);
         for c in &mut clauses[essential..] {
             if c.cursor.doc() == doc {
                 let s = c.cursor.score_with_inverse(bm25, inverse)?;

@@ -117,14 +117,14 @@ fn merge_tail(a: &[u32], b: &[u32], out: MatchBuffers<'_>, at: Intersection) -> 
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
     use super::{merge_tail, Intersection, MatchBuffers};
 
     /// For each 8-bit mask, the lanes whose bit is set, lowest first, then zeros: the
     /// permutation that gathers a vector's matching lanes to its front.
-    const GATHER: [[u8; 8]; 256] = {
+    pub(crate) const GATHER: [[u8; 8]; 256] = {
         let mut table = [[0u8; 8]; 256];
         let mut mask = 0;
         while mask < 256 {

@@ -377,6 +377,22 @@ impl<'a> TermCursor<'a> {
         self.pos
     }
 
+    /// [`TermCursor::block_rest`] with the frequencies of those postings, decoding them if
+    /// needed.
+    #[inline]
+    pub fn block_rest_with_freqs(&mut self) -> Result<(&[u32], &[u32]), IndexError> {
+        if self.doc == NO_MORE_DOCS {
+            return Ok((&[], &[]));
+        }
+        if !self.freqs_decoded {
+            self.decode_freqs()?;
+        }
+        Ok((
+            &self.docs[self.pos..self.len],
+            &self.freqs[self.pos..self.len],
+        ))
+    }
+
     /// The frequencies of the current block (DIDs decoded), decoding them if needed.
     #[inline]
     pub fn block_freqs(&mut self) -> Result<&[u32], IndexError> {

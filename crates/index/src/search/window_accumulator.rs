@@ -56,7 +56,7 @@ impl WindowAccumulator {
                 let (docs, freqs) = (&docs[pos..], &freqs[pos..]);
                 let inside = docs.partition_point(|&d| d < end);
                 for (&doc, &freq) in docs[..inside].iter().zip(&freqs[..inside]) {
-                    let inverse = bm25.norm_inverse(lengths.of(doc));
+                    let inverse = bm25.norm_inverse_of(lengths, doc);
                     let score = bm25.score_of_key(weight, Bm25::key_of(freq, inverse));
                     let at = (doc - base) as usize;
                     self.sums[at] += f64::from(score);

@@ -1,24 +1,35 @@
-//! Document lengths by global DID, resolved once per evaluation instead of once per posting.
+//! Document lengths and norm bytes by global DID, resolved once per evaluation instead of once
+//! per posting.
 //!
-//! Scoring reads a length for every posting it scores. A merged segment holds one run of
-//! DIDs, so the lookup is a subtraction and one load from the norms file; resolving that once
-//! keeps the scoring loops free of the general DID map.
+//! Scoring reads a length (or its norm byte) for every posting it scores. A merged segment
+//! holds one run of DIDs, so the lookup is a subtraction and one load from the norms file;
+//! resolving that once keeps the scoring loops free of the general DID map.
 
-use super::SegmentReader;
+use super::{NormBytes, SegmentReader};
+use crate::search::length_to_norm;
 
 /// The lengths of a segment's documents by global DID (see [`SegmentReader::doc_lengths`]).
 #[derive(Clone, Copy)]
 pub struct DocLengths<'a> {
-    /// The first DID of a single-run segment and the lengths of its run; `None` for a segment
-    /// of several runs, which goes through the segment's DID map.
-    run: Option<(u32, &'a [[u8; 4]])>,
+    /// The first DID of a single-run segment, the lengths and the norm bytes of its run; `None`
+    /// for a segment of several runs, which goes through the segment's DID map.
+    run: Option<(u32, &'a [[u8; 4]], NormBytes<'a>)>,
     segment: &'a SegmentReader,
 }
 
 impl<'a> DocLengths<'a> {
-    pub(super) fn new(segment: &'a SegmentReader, norms: &'a [u8]) -> DocLengths<'a> {
+    /// `lengths`: the norms file's `u32` lengths; `norm_bytes`: its norm bytes.
+    pub(super) fn new(
+        segment: &'a SegmentReader,
+        lengths: &'a [u8],
+        norm_bytes: &'a [u8],
+    ) -> DocLengths<'a> {
         let run = match segment.meta().docs.runs() {
-            [[first, _]] => Some((*first, norms.as_chunks::<4>().0)),
+            [[first, _]] => Some((
+                *first,
+                lengths.as_chunks::<4>().0,
+                NormBytes::new(*first, norm_bytes),
+            )),
             _ => None,
         };
         DocLengths { run, segment }
@@ -28,10 +39,25 @@ impl<'a> DocLengths<'a> {
     #[inline]
     pub fn of(&self, doc: u32) -> u32 {
         match self.run {
-            Some((first, lengths)) => lengths
+            Some((first, lengths, _)) => lengths
                 .get(doc.wrapping_sub(first) as usize)
                 .map_or(0, |b| u32::from_le_bytes(*b)),
             None => self.segment.doc_length_of(doc).unwrap_or(0),
         }
+    }
+
+    /// The norm byte ([`length_to_norm`]) of global DID `doc`; 0 for a DID the segment does
+    /// not hold.
+    #[inline]
+    pub fn norm_byte(&self, doc: u32) -> u8 {
+        match self.run {
+            Some((_, _, bytes)) => bytes.of(doc),
+            None => length_to_norm(self.of(doc)),
+        }
+    }
+
+    /// The norm bytes of a single-run segment, for loops that read many.
+    pub fn norm_bytes(&self) -> Option<NormBytes<'a>> {
+        self.run.map(|(_, _, bytes)| bytes)
     }
 }

@@ -145,7 +145,7 @@ impl SegmentReader {
                 "term infos do not match the term count",
             ));
         }
-        if reader.norms.as_ref().len() != meta.documents() as usize * 4 {
+        if reader.norms.as_ref().len() != meta.documents() as usize * 5 {
             return Err(IndexError::corrupt(
                 &meta.name,
                 "norms do not match the document count",
@@ -357,15 +357,30 @@ impl SegmentReader {
     /// Length (tokens) of the document at local index `local`.
     pub fn doc_length(&self, local: u32) -> Option<u32> {
         let at = local as usize * 4;
-        self.norms
-            .as_ref()
+        self.lengths_section()
             .get(at..at + 4)
             .map(|b| u32::from_le_bytes(b.try_into().expect("4")))
     }
 
+    /// The norm byte ([`crate::search::length_to_norm`]) of the document at local index
+    /// `local`, as the norms file stores it.
+    pub fn norm_byte(&self, local: u32) -> Option<u8> {
+        (local < self.meta.documents()).then(|| self.norm_bytes_section()[local as usize])
+    }
+
+    /// The norms file's lengths: `u32` LE per document.
+    fn lengths_section(&self) -> &[u8] {
+        &self.norms.as_ref()[..self.meta.documents() as usize * 4]
+    }
+
+    /// The norms file's norm bytes, one per document.
+    fn norm_bytes_section(&self) -> &[u8] {
+        &self.norms.as_ref()[self.meta.documents() as usize * 4..]
+    }
+
     /// The lengths of the segment's documents by global DID, for scoring loops.
     pub fn doc_lengths(&self) -> DocLengths<'_> {
-        DocLengths::new(self, self.norms.as_ref())
+        DocLengths::new(self, self.lengths_section(), self.norm_bytes_section())
     }
 
     /// Length (tokens) of global DID `doc`, if the segment holds it.

@@ -10,7 +10,7 @@ use super::store::{StoreReader, StoreWriter};
 use super::term_encoder::{EncodedTerms, TermEncoder};
 use super::{DocMap, FileMeta, SegmentMeta};
 use crate::format::{FileKind, FileWriter, TermInfo};
-use crate::search::Bm25;
+use crate::search::{length_to_norm, Bm25};
 use crate::IndexError;
 
 /// Builds a segment's files.
@@ -237,11 +237,7 @@ impl SegmentWriter {
             FileKind::Norms.extension()
         )));
         let mut norms = FileWriter::create(&norms_path, FileKind::Norms)?;
-        let mut bytes = Vec::with_capacity(self.lengths.len() * 4);
-        for len in &self.lengths {
-            bytes.extend_from_slice(&len.to_le_bytes());
-        }
-        norms.write_body(&bytes)?;
+        norms.write_body(&norms_body(&self.lengths))?;
         finished.push((FileKind::Norms, norms.finish()?));
         let store = self
             .store
@@ -283,4 +279,15 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), IndexError> {
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| IndexError::io(dir, e))
+}
+
+/// The norms file's body: every document's length (`u32` LE), then every document's norm byte
+/// ([`length_to_norm`]); see `docs/format.md`.
+fn norms_body(lengths: &[u32]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(lengths.len() * 5);
+    for len in lengths {
+        body.extend_from_slice(&len.to_le_bytes());
+    }
+    body.extend(lengths.iter().map(|&len| length_to_norm(len)));
+    body
 }
