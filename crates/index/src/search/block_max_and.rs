@@ -23,6 +23,7 @@ use super::bm25::Bm25;
 use super::lead_filter::{self, LeadPostings, Survivors};
 use super::pruned::{can_beat, clause_stats, excluded, key_floor, lead_floor, Clause, Outcome};
 use super::sorted_intersect::{self, MatchBuffers, Places, OUTPUT_SLACK};
+use super::sorted_search;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::top_k::{Hit, TopK};
 use crate::IndexError;
@@ -44,6 +45,10 @@ struct Window {
     origin: Vec<u16>,
     /// Each candidate's length normalisation ([`Bm25::norm_inverse`]), once computed.
     inverses: Vec<f32>,
+    /// Where the lead filter writes, whole vectors at a time (then copied to `docs` and
+    /// `inverses`: resizing those to a block each window would cost a fill of it).
+    lead_docs: Vec<u32>,
+    lead_inverses: Vec<f32>,
     /// One clause's saturation keys or scores.
     terms: Vec<f32>,
     /// Each candidate's score, summed in query order as the exhaustive evaluator sums.
@@ -55,11 +60,13 @@ struct Window {
 impl Window {
     fn new(clauses: usize) -> Window {
         Window {
-            docs: Vec::with_capacity(BLOCK_LEN + lead_filter::OUTPUT_SLACK),
+            docs: Vec::with_capacity(BLOCK_LEN),
             scratch: vec![0; BLOCK_LEN + OUTPUT_SLACK],
             at: vec![0; clauses * BLOCK_LEN + OUTPUT_SLACK],
             origin: vec![0; BLOCK_LEN + OUTPUT_SLACK],
-            inverses: Vec::with_capacity(BLOCK_LEN + lead_filter::OUTPUT_SLACK),
+            inverses: Vec::with_capacity(BLOCK_LEN),
+            lead_docs: vec![0; BLOCK_LEN + lead_filter::OUTPUT_SLACK],
+            lead_inverses: vec![0.0; BLOCK_LEN + lead_filter::OUTPUT_SLACK],
             terms: Vec::with_capacity(BLOCK_LEN),
             totals: Vec::with_capacity(BLOCK_LEN),
             isa: Isa::detect(),
@@ -111,14 +118,11 @@ impl Window {
             freqs: &freqs[..taken],
             base: base as u16,
         };
-        let room = taken + lead_filter::OUTPUT_SLACK;
-        self.docs.resize(room, 0);
-        self.inverses.resize(room, 0.0);
         // Column 0's slack runs into column 1, which the next filter writes.
         let out = Survivors {
-            docs: &mut self.docs,
-            inverses: &mut self.inverses,
-            places: &mut self.at[..room],
+            docs: &mut self.lead_docs,
+            inverses: &mut self.lead_inverses,
+            places: &mut self.at[..taken + lead_filter::OUTPUT_SLACK],
         };
         let kept = match (bm25.norm_table(), lengths.norm_bytes()) {
             (Some(table), Some(norms)) => {
@@ -138,8 +142,10 @@ impl Window {
                 kept
             }
         };
-        self.docs.truncate(kept);
-        self.inverses.truncate(kept);
+        self.docs.clear();
+        self.docs.extend_from_slice(&self.lead_docs[..kept]);
+        self.inverses.clear();
+        self.inverses.extend_from_slice(&self.lead_inverses[..kept]);
         Ok(())
     }
 
@@ -227,7 +233,12 @@ pub(super) fn block_max_and(
         let (lead, others) = clauses
             .split_first_mut()
             .expect("a conjunction has clauses");
-        let taken = lead.cursor.block_rest().partition_point(|&d| d <= up_to);
+        // Windows are short where another clause is dense: count, do not bisect.
+        let rest = lead.cursor.block_rest();
+        let taken = match up_to.checked_add(1) {
+            Some(past) => sorted_search::count_below(rest, past, window.isa),
+            None => rest.len(),
+        };
         match threshold {
             Some(threshold) => {
                 // `can_beat(lead score + the others' bounds, threshold)`, as a key floor.
@@ -306,7 +317,10 @@ fn filter_in_block(
     }
     let base = cursor.block_position();
     let block = cursor.block_rest();
-    let span = block.partition_point(|&d| d <= last);
+    let span = match last.checked_add(1) {
+        Some(past) => sorted_search::count_below(block, past, *isa),
+        None => block.len(),
+    };
     let mut kept = 0;
     if span <= MERGE_MAX_SPAN * docs.len() {
         let found = sorted_intersect::intersect(

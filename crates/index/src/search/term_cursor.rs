@@ -47,6 +47,9 @@ pub struct TermCursor<'a> {
     /// Shallow position: the block whose bound [`TermCursor::shallow_advance`] reports.
     shallow: usize,
     shallow_entry: SkipEntry,
+    /// The shallow block's score bound, once computed, and the scorer it was computed with
+    /// (by address): a bound costs a division, and windows ask for it many times per block.
+    shallow_bound: Option<(usize, f32)>,
     /// The decoded list, when the segment was loaded direct.
     direct: Option<(&'a [u32], &'a [u32])>,
     /// The term's blocks from a postings source (a cache tier), else read from `bytes`.
@@ -108,6 +111,7 @@ impl<'a> TermCursor<'a> {
             freqs: Box::new([0; BLOCK_LEN]),
             shallow: 0,
             shallow_entry: entry,
+            shallow_bound: None,
             direct: segment.direct().and_then(|d| d.list(&info)),
             held,
             best_postings: false,
@@ -509,6 +513,7 @@ impl<'a> TermCursor<'a> {
     /// score is the block's exact maximum.
     pub fn use_best_postings(&mut self, allowed: bool) {
         self.best_postings = allowed;
+        self.shallow_bound = None;
     }
 
     /// The score bound of a block's entry.
@@ -538,6 +543,7 @@ impl<'a> TermCursor<'a> {
         if self.shallow < self.block {
             self.shallow = self.block;
             self.shallow_entry = self.entry;
+            self.shallow_bound = None;
         }
         if self.shallow_entry.last_doc < target {
             // Usually the next block or the one after; else search the rest.
@@ -555,10 +561,17 @@ impl<'a> TermCursor<'a> {
             }
             self.shallow += 1 + ahead;
             self.shallow_entry = self.entry(self.shallow);
+            self.shallow_bound = None;
         }
-        Some((
-            self.shallow_entry.last_doc,
-            self.entry_bound(&self.shallow_entry, bm25),
-        ))
+        let scorer = std::ptr::from_ref(bm25) as usize;
+        let bound = match self.shallow_bound {
+            Some((by, bound)) if by == scorer => bound,
+            _ => {
+                let bound = self.entry_bound(&self.shallow_entry, bm25);
+                self.shallow_bound = Some((scorer, bound));
+                bound
+            }
+        };
+        Some((self.shallow_entry.last_doc, bound))
     }
 }
