@@ -167,7 +167,10 @@ struct Fixture {
 }
 
 fn fixture(seed: u64, count: usize, merge: bool) -> Fixture {
-    let docs = documents(seed, count);
+    fixture_of(documents(seed, count), merge)
+}
+
+fn fixture_of(docs: Vec<Document>, merge: bool) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let options = IndexOptions {
         batch_docs: 37,
@@ -239,30 +242,38 @@ fn check_exhaustive(f: &Fixture, query: &Query, norms: Norms, scoring: Scoring) 
 }
 
 fn check_pruned(f: &Fixture, query: &Query, k: usize) {
-    let exhaustive = SearchOptions {
-        k,
-        count: true,
-        pruning: false,
-        ..SearchOptions::default()
-    };
-    let pruned = SearchOptions {
-        count: false,
-        pruning: true,
-        ..exhaustive
-    };
-    let want = Searcher::new(&f.reader).search(query, &exhaustive).unwrap();
-    let got = Searcher::new(&f.reader).search(query, &pruned).unwrap();
-    let bits = |hits: &[Hit]| -> Vec<(u32, u32)> {
-        hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
-    };
-    assert_eq!(bits(&got.hits), bits(&want.hits), "{query}, k={k}");
-    assert!(got.total_hits <= want.total_hits);
-    let direct = Searcher::new(&f.direct).search(query, &pruned).unwrap();
-    assert_eq!(
-        bits(&direct.hits),
-        bits(&want.hits),
-        "{query}, k={k}, direct"
-    );
+    // Lucene norms take the evaluators' norm-byte paths; exact lengths the general ones.
+    for norms in [Norms::Lucene, Norms::Exact] {
+        let exhaustive = SearchOptions {
+            k,
+            count: true,
+            pruning: false,
+            norms,
+            ..SearchOptions::default()
+        };
+        let pruned = SearchOptions {
+            count: false,
+            pruning: true,
+            ..exhaustive
+        };
+        let want = Searcher::new(&f.reader).search(query, &exhaustive).unwrap();
+        let got = Searcher::new(&f.reader).search(query, &pruned).unwrap();
+        let bits = |hits: &[Hit]| -> Vec<(u32, u32)> {
+            hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
+        };
+        assert_eq!(
+            bits(&got.hits),
+            bits(&want.hits),
+            "{query}, k={k}, {norms:?}"
+        );
+        assert!(got.total_hits <= want.total_hits);
+        let direct = Searcher::new(&f.direct).search(query, &pruned).unwrap();
+        assert_eq!(
+            bits(&direct.hits),
+            bits(&want.hits),
+            "{query}, k={k}, {norms:?}, direct"
+        );
+    }
 }
 
 proptest! {
@@ -344,4 +355,58 @@ fn query_threads_share_one_reader() {
             assert_eq!(handle.join().unwrap(), want);
         }
     });
+}
+
+/// A block-max AND window over a lead block bounds each other clause by the highest bound of
+/// all its blocks the window overlaps, not only the first: here the lead's second block spans
+/// two blocks of the other clause, and only the second holds the document that wins.
+#[test]
+fn and_windows_bound_every_block_of_a_clause_they_overlap() {
+    // Every document is 52 tokens long, so lengths do not matter. `l` (in even documents,
+    // twice) leads with two blocks: 0..=510 and 512..=1022. `s` (in three documents of four,
+    // once) has three: about 0..=340, 341..=681 and 682..=1022. Document 800 holds `l` once
+    // and `s` fifty times: a lower lead score than its neighbours', and the best total.
+    let docs: Vec<Document> = (0..1024u32)
+        .map(|d| {
+            let mut words: Vec<&str> = Vec::new();
+            if d == 800 {
+                words.push("l");
+                words.extend(std::iter::repeat_n("s", 50));
+            } else {
+                if d % 2 == 0 {
+                    words.extend(["l", "l"]);
+                }
+                if d % 4 != 3 {
+                    words.push("s");
+                }
+            }
+            let filler = 52 - words.len();
+            words.extend(std::iter::repeat_n("f", filler));
+            Document {
+                id: Some(d.to_string()),
+                title: String::new(),
+                body: words.join(" "),
+            }
+        })
+        .collect();
+    let f = fixture_of(docs, true);
+    let query = Query::Bool(BoolQuery {
+        must: vec![Query::Term("l".into()), Query::Term("s".into())],
+        should: Vec::new(),
+        must_not: Vec::new(),
+    });
+    let best = Searcher::new(&f.reader)
+        .search(
+            &query,
+            &SearchOptions {
+                k: 1,
+                pruning: false,
+                ..SearchOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(best.hits[0].doc, 800, "the fixture's premise");
+    for k in [1, 2, 5] {
+        check_pruned(&f, &query, k);
+    }
 }

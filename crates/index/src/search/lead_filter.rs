@@ -14,13 +14,13 @@ use apcache_codec::Isa;
 
 use crate::segment::NormBytes;
 
-/// Where the survivors go: their DIDs, length normalisations and places in the lead's block.
+/// Where the survivors go: their DIDs, length normalisations and frequencies.
 /// Each slice must hold the lead's postings plus [`OUTPUT_SLACK`] values (vector stores write
 /// whole vectors).
 pub(super) struct Survivors<'w> {
     pub(super) docs: &'w mut [u32],
     pub(super) inverses: &'w mut [f32],
-    pub(super) places: &'w mut [u16],
+    pub(super) freqs: &'w mut [u32],
 }
 
 /// Values the outputs hold past the last possible survivor.
@@ -32,8 +32,6 @@ pub(super) struct LeadPostings<'p> {
     pub(super) docs: &'p [u32],
     /// Their frequencies.
     pub(super) freqs: &'p [u32],
-    /// The place of `docs[0]` in the lead's block.
-    pub(super) base: u16,
 }
 
 /// Writes the postings of `lead` whose key `freq · table[norm byte]` reaches `floor` to
@@ -52,8 +50,7 @@ pub(super) fn filter_lead(
         lead.freqs.len() == n
             && out.docs.len() >= n + OUTPUT_SLACK
             && out.inverses.len() >= n + OUTPUT_SLACK
-            && out.places.len() >= n + OUTPUT_SLACK
-            && n + usize::from(lead.base) <= usize::from(u16::MAX),
+            && out.freqs.len() >= n + OUTPUT_SLACK,
         "filter_lead: mismatched slices"
     );
     #[cfg(target_arch = "x86_64")]
@@ -80,11 +77,11 @@ fn filter_scalar(
 ) -> usize {
     let n = lead.docs.len();
     let (docs, freqs) = (&lead.docs[from..n], &lead.freqs[from..n]);
-    for (i, (&doc, &freq)) in docs.iter().zip(freqs).enumerate() {
+    for (&doc, &freq) in docs.iter().zip(freqs) {
         let inverse = table[usize::from(norms.of(doc))];
         out.docs[kept] = doc;
         out.inverses[kept] = inverse;
-        out.places[kept] = lead.base + (from + i) as u16;
+        out.freqs[kept] = freq;
         kept += usize::from(freq as f32 * inverse >= floor);
     }
     kept
@@ -111,7 +108,6 @@ mod avx2 {
     ) -> usize {
         let n = lead.docs.len();
         let floor_v = _mm256_set1_ps(floor);
-        let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         let (mut i, mut kept) = (0usize, 0usize);
         while i + 8 <= n {
             // SAFETY: i + 8 <= n = docs.len() = freqs.len().
@@ -121,8 +117,8 @@ mod avx2 {
             let lane_inverses: [f32; 8] =
                 std::array::from_fn(|j| table[usize::from(norms.of(lead.docs[i + j]))]);
             let inverse = _mm256_loadu_ps(lane_inverses.as_ptr());
-            let freqs = _mm256_cvtepi32_ps(_mm256_loadu_si256(lead.freqs.as_ptr().add(i).cast()));
-            let keys = _mm256_mul_ps(freqs, inverse);
+            let freqs = _mm256_loadu_si256(lead.freqs.as_ptr().add(i).cast());
+            let keys = _mm256_mul_ps(_mm256_cvtepi32_ps(freqs), inverse);
             let pass = _mm256_cmp_ps::<_CMP_GE_OQ>(keys, floor_v);
             let mask = _mm256_movemask_ps(pass) as usize;
             let gather = _mm256_cvtepu8_epi32(_mm_loadl_epi64(GATHER[mask].as_ptr().cast()));
@@ -135,13 +131,9 @@ mod avx2 {
                 out.inverses.as_mut_ptr().add(kept),
                 _mm256_permutevar8x32_ps(inverse, gather),
             );
-            let places =
-                _mm256_add_epi32(lanes, _mm256_set1_epi32(i32::from(lead.base) + i as i32));
-            let places = _mm256_permutevar8x32_epi32(places, gather);
-            let packed = _mm256_packus_epi32(places, places);
-            _mm_storeu_si128(
-                out.places.as_mut_ptr().add(kept).cast(),
-                _mm256_castsi256_si128(_mm256_permute4x64_epi64::<0b00_00_10_00>(packed)),
+            _mm256_storeu_si256(
+                out.freqs.as_mut_ptr().add(kept).cast(),
+                _mm256_permutevar8x32_epi32(freqs, gather),
             );
             kept += mask.count_ones() as usize;
             i += 8;
@@ -161,14 +153,13 @@ mod tests {
         norms: &NormBytes<'_>,
         table: &[f32; 256],
         floor: f32,
-    ) -> Vec<(u32, f32, u16)> {
+    ) -> Vec<(u32, f32, u32)> {
         lead.docs
             .iter()
             .zip(lead.freqs)
-            .enumerate()
-            .filter_map(|(i, (&doc, &freq))| {
+            .filter_map(|(&doc, &freq)| {
                 let inverse = table[usize::from(norms.of(doc))];
-                (freq as f32 * inverse >= floor).then_some((doc, inverse, lead.base + i as u16))
+                (freq as f32 * inverse >= floor).then_some((doc, inverse, freq))
             })
             .collect()
     }
@@ -181,23 +172,33 @@ mod tests {
             picks in proptest::collection::btree_set(0u32..340, 0..256),
             seed in any::<u64>(),
             floor in 0f32..4.0,
-            base in 0u16..300,
         ) {
             let mut state = seed | 1;
-            let mut next = || { state ^= state << 13; state ^= state >> 7; state ^= state << 17; state };
+            let mut next = || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state
+            };
             let bytes: Vec<u8> = (0..count).map(|_| next() as u8).collect();
             let norms = NormBytes::new(first, &bytes);
             let table: [f32; 256] = std::array::from_fn(|i| 1.0 / (1.0 + i as f32 / 16.0));
             // DIDs around the segment's run, some outside it.
-            let docs: Vec<u32> = picks.iter().map(|&p| (first + p).saturating_sub(20)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+            let docs: Vec<u32> = picks
+                .iter()
+                .map(|&p| (first + p).saturating_sub(20))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
             let freqs: Vec<u32> = docs.iter().map(|_| (next() % 6 + 1) as u32).collect();
-            let lead = LeadPostings { docs: &docs, freqs: &freqs, base };
+            let lead = LeadPostings { docs: &docs, freqs: &freqs };
             let expected = reference(&lead, &norms, &table, floor);
             for isa in Isa::all_supported() {
-                let n = docs.len();
-                let (mut d, mut inv, mut at) = (vec![0; n + OUTPUT_SLACK], vec![0.0; n + OUTPUT_SLACK], vec![0; n + OUTPUT_SLACK]);
-                let kept = filter_lead(&lead, &norms, &table, floor, Survivors { docs: &mut d, inverses: &mut inv, places: &mut at }, isa);
-                let got: Vec<(u32, f32, u16)> = (0..kept).map(|k| (d[k], inv[k], at[k])).collect();
+                let room = docs.len() + OUTPUT_SLACK;
+                let (mut d, mut inv, mut f) = (vec![0; room], vec![0.0; room], vec![0; room]);
+                let out = Survivors { docs: &mut d, inverses: &mut inv, freqs: &mut f };
+                let kept = filter_lead(&lead, &norms, &table, floor, out, isa);
+                let got: Vec<(u32, f32, u32)> = (0..kept).map(|k| (d[k], inv[k], f[k])).collect();
                 prop_assert_eq!(&got, &expected, "isa {:?}", isa);
             }
         }

@@ -535,6 +535,24 @@ impl<'a> TermCursor<'a> {
         max
     }
 
+    /// The highest score bound of the blocks that hold DIDs in `start..=up_to`, moving the
+    /// shallow position to the first of them ([`TermCursor::shallow_advance`]); `None` when no
+    /// block ends at or after `start`.
+    pub fn max_bound_through(&mut self, start: u32, up_to: u32, bm25: &Bm25) -> Option<f32> {
+        let (mut last, mut bound) = self.shallow_advance(start, bm25)?;
+        let mut block = self.shallow + 1;
+        while last < up_to && block < self.blocks() {
+            let entry = self.entry(block);
+            if entry.first_doc > up_to {
+                break;
+            }
+            bound = bound.max(self.entry_bound(&entry, bm25));
+            last = entry.last_doc;
+            block += 1;
+        }
+        Some(bound)
+    }
+
     /// Moves the shallow position to the block that holds (or follows) `target`, without
     /// touching the current posting; returns that block's last DID and score bound, or
     /// `None` past the last block.
