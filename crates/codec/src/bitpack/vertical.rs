@@ -12,6 +12,13 @@ use crate::{CodecError, BLOCK_LEN};
 
 /// Lanes in the vertical layout.
 pub(crate) const LANES: usize = 8;
+
+// The layout (32 rows, `32 * bits` bytes) and the AVX2 kernels, unrolled over 32 rows, are
+// written for blocks of 256 values.
+const _: () = assert!(
+    BLOCK_LEN == 256,
+    "the vertical layout assumes 256-value blocks"
+);
 /// Rows (values per lane) in a full block.
 pub(crate) const ROWS: usize = BLOCK_LEN / LANES;
 
