@@ -218,19 +218,12 @@ fn take_lead_filtered(
         (Some(table), Some(norms)) => {
             lead_filter::filter_lead(&postings, &norms, table, key_floor, out, window.isa)
         }
-        // Exact lengths, or a segment of several runs: the same test, one posting at a time
-        // through the general lookups.
-        _ => {
-            let mut kept = 0;
-            for (&doc, &freq) in docs.iter().zip(freqs) {
-                let inverse = bm25.norm_inverse_of(&lengths, doc);
-                out.docs[kept] = doc;
-                out.inverses[kept] = inverse;
-                out.freqs[kept] = freq;
-                kept += usize::from(Bm25::key_of(freq, inverse) >= key_floor);
-            }
-            kept
-        }
+        _ => lead_filter::filter_lead_with(
+            &postings,
+            |doc| bm25.norm_inverse_of(&lengths, doc),
+            key_floor,
+            out,
+        ),
     };
     Ok((taken, kept))
 }

@@ -62,14 +62,32 @@ pub(super) fn filter_lead(
         return unsafe { avx2::filter_lead(lead, norms, table, floor, out) };
     }
     let _ = isa;
-    filter_scalar(lead, norms, table, floor, out, 0, 0)
+    filter_scalar(
+        lead,
+        |doc| table[usize::from(norms.of(doc))],
+        floor,
+        out,
+        0,
+        0,
+    )
+}
+
+/// [`filter_lead`] for a scorer or segment without norm bytes (exact lengths, several runs of
+/// DIDs): the same test, one posting at a time, with each DID's normalisation from
+/// `inverse_of`.
+pub(super) fn filter_lead_with(
+    lead: &LeadPostings<'_>,
+    inverse_of: impl Fn(u32) -> f32,
+    floor: f32,
+    out: Survivors<'_>,
+) -> usize {
+    filter_scalar(lead, inverse_of, floor, out, 0, 0)
 }
 
 /// The portable pass, from posting `from` on, with `kept` survivors already written.
 fn filter_scalar(
     lead: &LeadPostings<'_>,
-    norms: &NormBytes<'_>,
-    table: &[f32; 256],
+    inverse_of: impl Fn(u32) -> f32,
     floor: f32,
     out: Survivors<'_>,
     from: usize,
@@ -78,7 +96,7 @@ fn filter_scalar(
     let n = lead.docs.len();
     let (docs, freqs) = (&lead.docs[from..n], &lead.freqs[from..n]);
     for (&doc, &freq) in docs.iter().zip(freqs) {
-        let inverse = table[usize::from(norms.of(doc))];
+        let inverse = inverse_of(doc);
         out.docs[kept] = doc;
         out.inverses[kept] = inverse;
         out.freqs[kept] = freq;
@@ -138,7 +156,14 @@ mod avx2 {
             kept += mask.count_ones() as usize;
             i += 8;
         }
-        filter_scalar(lead, norms, table, floor, out, i, kept)
+        filter_scalar(
+            lead,
+            |doc| table[usize::from(norms.of(doc))],
+            floor,
+            out,
+            i,
+            kept,
+        )
     }
 }
 
