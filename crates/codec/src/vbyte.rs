@@ -30,8 +30,22 @@ pub(crate) fn write_vbyte(mut v: u32, out: &mut Vec<u8>) {
 }
 
 /// Reads one VByte value at `*pos`, advancing `*pos`.
-#[inline]
+///
+/// One-byte values (the common case for PFor exceptions and small counts) take the inlined
+/// fast path; longer ones the general loop.
+#[inline(always)]
 pub(crate) fn read_vbyte(input: &[u8], pos: &mut usize) -> Result<u32, CodecError> {
+    if let Some(&byte) = input.get(*pos) {
+        if byte < 0x80 {
+            *pos += 1;
+            return Ok(u32::from(byte));
+        }
+    }
+    read_vbyte_long(input, pos)
+}
+
+#[inline(never)]
+fn read_vbyte_long(input: &[u8], pos: &mut usize) -> Result<u32, CodecError> {
     let mut value = 0u32;
     for shift in [0u32, 7, 14, 21, 28] {
         let Some(&byte) = input.get(*pos) else {

@@ -207,8 +207,48 @@ fn sorted_block() -> impl Strategy<Value = (u32, Vec<u32>)> {
         })
 }
 
+/// A full block of gaps (and one of frequencies) where a share of the values carry up to
+/// `high_bits` bits above `low_bits`: few outliers make PFor choose VByte exceptions, many
+/// the bitmap form, and the high widths cover 1-, 2- and 4-byte aligned high parts.
+fn full_block_with_exceptions() -> impl Strategy<Value = (u32, Vec<u32>, Vec<u32>)> {
+    (
+        0u32..12,
+        1u32..=20,
+        1u32..=100,
+        any::<u64>(),
+        0u32..(1 << 30),
+    )
+        .prop_map(|(low_bits, high_bits, percent, seed, base)| {
+            let mut state = seed | 1;
+            let mut next = move || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state
+            };
+            let mut value = || {
+                let r = next();
+                let low = (r as u32) & ((1 << low_bits) - 1);
+                if (r >> 32) % 100 < u64::from(percent) {
+                    let high = ((r >> 40) as u32 % (1 << high_bits)).max(1);
+                    low | high << low_bits
+                } else {
+                    low
+                }
+            };
+            let gaps: Vec<u32> = (0..BLOCK_LEN).map(|_| value()).collect();
+            let freqs: Vec<u32> = (0..BLOCK_LEN).map(|_| value()).collect();
+            (base, sorted_from_gaps(base, &gaps), freqs)
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn full_blocks_with_exceptions_round_trip((base, docs, freqs) in full_block_with_exceptions()) {
+        check_round_trip(base, &docs, &freqs);
+    }
 
     #[test]
     fn sorted_blocks_round_trip((base, docs) in sorted_block(), freqs in prop::collection::vec(prop_oneof![8 => 0u32..8, 1 => any::<u32>()], 0..=BLOCK_LEN)) {
