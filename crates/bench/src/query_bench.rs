@@ -9,9 +9,10 @@
 //! times; mean and 99th-percentile latency are reported per query class (term, and, or) and
 //! mode, with apcache's ratio to each peer (lower is better; the goal is at most 1).
 //!
-//! Lucene runs in its own JVM through `tools/lucene-peer bench`, which times each query with
-//! `System.nanoTime` after a JIT warm-up; apcache and tantivy are timed in this process with
-//! `Instant`. Parsing is not timed for any engine.
+//! apcache and tantivy are timed in this process with `Instant`, taking turns a round at a
+//! time (see [`time_in_turns`]). Lucene runs in its own JVM through `tools/lucene-peer bench`,
+//! which times each query with `System.nanoTime` after a JIT warm-up, after the other two.
+//! Parsing is not timed for any engine.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -175,22 +176,38 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> QueryBenchError + '_ {
 /// Latencies (microseconds) per query index, per mode, of one engine.
 type Samples = BTreeMap<Mode, Vec<Vec<f64>>>;
 
-fn time_rounds(
+/// A function that runs query `q` on one engine.
+type RunQuery<'a> = &'a mut dyn FnMut(usize) -> Result<(), QueryBenchError>;
+
+/// Times every query on each engine of `engines`, `config.rounds` times after `config.warmup`
+/// untimed rounds, returning each engine's latencies per query.
+///
+/// The engines take turns a round at a time, and which goes first alternates. This machine's
+/// speed drifts over seconds (other tenants, frequency); timing one engine's rounds after the
+/// other's let a slow spell fall on one engine only, and the ratio of two runs of the same
+/// code moved by a third. In turns, a spell falls on both.
+fn time_in_turns(
     queries: usize,
     config: &QueryBenchConfig,
-    mut run: impl FnMut(usize) -> Result<(), QueryBenchError>,
-) -> Result<Vec<Vec<f64>>, QueryBenchError> {
-    let mut samples = vec![Vec::with_capacity(config.rounds); queries];
-    for _ in 0..config.warmup {
-        for q in 0..queries {
-            run(q)?;
-        }
-    }
-    for _ in 0..config.rounds {
-        for (q, sample) in samples.iter_mut().enumerate() {
-            let start = Instant::now();
-            run(q)?;
-            sample.push(start.elapsed().as_secs_f64() * 1e6);
+    engines: &mut [RunQuery<'_>],
+) -> Result<Vec<Vec<Vec<f64>>>, QueryBenchError> {
+    let mut samples = vec![vec![Vec::with_capacity(config.rounds); queries]; engines.len()];
+    for round in 0..config.warmup + config.rounds {
+        for turn in 0..engines.len() {
+            // Rounds alternate the order: 0, 1, ... then ..., 1, 0.
+            let e = if round % 2 == 0 {
+                turn
+            } else {
+                engines.len() - 1 - turn
+            };
+            let run = &mut engines[e];
+            for q in 0..queries {
+                let start = Instant::now();
+                run(q)?;
+                if round >= config.warmup {
+                    samples[e][q].push(start.elapsed().as_secs_f64() * 1e6);
+                }
+            }
         }
     }
     Ok(samples)
@@ -223,22 +240,6 @@ pub fn run(
         }
     }
     let searcher = Searcher::new(&reader);
-    let mut results: BTreeMap<String, Samples> = BTreeMap::new();
-    let mut apcache = Samples::new();
-    for mode in Mode::ALL {
-        progress(&format!("apcache: {}", mode.name()));
-        let options = SearchOptions {
-            k: mode.k(),
-            count: mode == Mode::Count,
-            ..SearchOptions::default()
-        };
-        let samples = time_rounds(kept.len(), config, |q| {
-            searcher.search(&kept[q].1, &options)?;
-            Ok(())
-        })?;
-        apcache.insert(mode, samples);
-    }
-    results.insert("apcache".into(), apcache);
 
     // tantivy
     progress("tantivy: indexing");
@@ -253,10 +254,22 @@ pub fn run(
         .iter()
         .map(|(_, query)| to_tantivy(query, text))
         .collect();
-    let mut tantivy = Samples::new();
+
+    // apcache and tantivy, in this process, in turns.
+    let mut results: BTreeMap<String, Samples> = BTreeMap::new();
+    let (mut apcache, mut tantivy) = (Samples::new(), Samples::new());
     for mode in Mode::ALL {
-        progress(&format!("tantivy: {}", mode.name()));
-        let samples = time_rounds(kept.len(), config, |q| {
+        progress(&format!("apcache and tantivy, in turns: {}", mode.name()));
+        let options = SearchOptions {
+            k: mode.k(),
+            count: mode == Mode::Count,
+            ..SearchOptions::default()
+        };
+        let mut run_apcache = |q: usize| -> Result<(), QueryBenchError> {
+            searcher.search(&kept[q].1, &options)?;
+            Ok(())
+        };
+        let mut run_tantivy = |q: usize| -> Result<(), QueryBenchError> {
             let query = tantivy_queries[q].as_ref();
             match mode {
                 Mode::Count => {
@@ -268,9 +281,17 @@ pub fn run(
                 }
             }
             Ok(())
-        })?;
-        tantivy.insert(mode, samples);
+        };
+        let mut samples = time_in_turns(
+            kept.len(),
+            config,
+            &mut [&mut run_apcache, &mut run_tantivy],
+        )?
+        .into_iter();
+        apcache.insert(mode, samples.next().expect("apcache's samples"));
+        tantivy.insert(mode, samples.next().expect("tantivy's samples"));
     }
+    results.insert("apcache".into(), apcache);
     results.insert("tantivy".into(), tantivy);
 
     // Lucene: one index and one JVM run per mode for each build.
@@ -451,7 +472,40 @@ impl QueryBenchReport {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+
     use super::*;
+
+    #[test]
+    fn engines_take_turns_a_round_at_a_time_and_warm_up_untimed() {
+        let config = QueryBenchConfig {
+            rounds: 3,
+            warmup: 1,
+            lucenes: Vec::new(),
+            load: LoadMode::Mmap,
+        };
+        let calls = RefCell::new(Vec::new());
+        let mut a = |q: usize| -> Result<(), QueryBenchError> {
+            calls.borrow_mut().push(('a', q));
+            Ok(())
+        };
+        let mut b = |q: usize| -> Result<(), QueryBenchError> {
+            calls.borrow_mut().push(('b', q));
+            Ok(())
+        };
+        let samples = time_in_turns(2, &config, &mut [&mut a, &mut b]).unwrap();
+        let engines: String = calls.borrow().iter().step_by(2).map(|c| c.0).collect();
+        assert_eq!(engines, "abbaabba", "one round each, the order alternating");
+        assert!(calls.borrow().chunks(2).all(|c| c[0].1 == 0 && c[1].1 == 1));
+        assert_eq!(samples.len(), 2);
+        for engine in &samples {
+            assert_eq!(engine.len(), 2, "a latency list per query");
+            assert!(
+                engine.iter().all(|q| q.len() == 3),
+                "warm-up rounds are not kept"
+            );
+        }
+    }
 
     fn figures(mean_us: f64, p99_us: f64) -> Figures {
         Figures {
