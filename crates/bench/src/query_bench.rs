@@ -201,11 +201,11 @@ fn time_in_turns(
                 engines.len() - 1 - turn
             };
             let run = &mut engines[e];
-            for q in 0..queries {
+            for (q, latencies) in samples[e].iter_mut().enumerate() {
                 let start = Instant::now();
                 run(q)?;
                 if round >= config.warmup {
-                    samples[e][q].push(start.elapsed().as_secs_f64() * 1e6);
+                    latencies.push(start.elapsed().as_secs_f64() * 1e6);
                 }
             }
         }
