@@ -264,11 +264,16 @@ fn filter_clause(
         let last = candidates[group - 1];
         let base = cursor.block_position();
         let block = cursor.block_rest();
-        let span = match last.checked_add(1) {
-            Some(past) => sorted_search::count_below(block, past, *isa),
-            None => block.len(),
-        };
-        let found = if span <= MERGE_MAX_SPAN * group {
+        // Merge when the block's DIDs up to the last candidate are at most `MERGE_MAX_SPAN`
+        // per candidate: only those are counted, and when there are more, one compare says so.
+        let most = MERGE_MAX_SPAN * group;
+        let merge = block.get(most).is_none_or(|&d| d > last);
+        let found = if merge {
+            let head = &block[..block.len().min(most)];
+            let span = match last.checked_add(1) {
+                Some(past) => sorted_search::count_below(head, past, *isa),
+                None => head.len(),
+            };
             let found = sorted_intersect::intersect(
                 candidates,
                 &block[..span],
