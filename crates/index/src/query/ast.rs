@@ -45,6 +45,9 @@ pub struct BoolQuery {
 impl Query {
     /// The distinct terms of the query, prohibited ones included, sorted.
     pub fn terms(&self) -> Vec<&str> {
+        if let Query::Term(term) = self {
+            return vec![term.as_str()];
+        }
         let mut terms = BTreeSet::new();
         self.collect_terms(&mut terms);
         terms.into_iter().collect()

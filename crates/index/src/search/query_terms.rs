@@ -5,8 +5,6 @@
 //! here saves the repeated walks of the FST. A prefetcher resolves queued queries ahead of
 //! the query threads into a `QueryTerms`, which the query thread then reuses.
 
-use std::collections::HashMap;
-
 use super::index_reader::IndexReader;
 use crate::format::TermInfo;
 use crate::query::Query;
@@ -22,9 +20,12 @@ pub struct TermEntry {
 }
 
 /// The terms of a query, each with its entry in every segment (`None` where absent).
+///
+/// Kept sorted by term and searched by bisection: a query has a handful of terms, and a
+/// short sorted array beats hashing them (a single-term count is little else).
 #[derive(Debug, Clone, Default)]
 pub struct QueryTerms {
-    terms: HashMap<String, Vec<Option<TermEntry>>>,
+    terms: Vec<(String, Vec<Option<TermEntry>>)>,
 }
 
 impl QueryTerms {
@@ -38,30 +39,34 @@ impl QueryTerms {
     /// Like [`QueryTerms::resolve`], reusing this value's allocation.
     pub fn resolve_into(&mut self, reader: &IndexReader, query: &Query) -> Result<(), IndexError> {
         self.terms.clear();
+        // Distinct and sorted.
         for term in query.terms() {
-            if self.terms.contains_key(term) {
-                continue;
-            }
             let entries = reader
                 .segments()
                 .iter()
                 .map(|segment| segment.lookup(term))
                 .collect::<Result<Vec<_>, _>>()?;
-            self.terms.insert(term.to_string(), entries);
+            self.terms.push((term.to_string(), entries));
         }
         Ok(())
     }
 
+    fn entries(&self, term: &str) -> Option<&[Option<TermEntry>]> {
+        self.terms
+            .binary_search_by(|(t, _)| t.as_str().cmp(term))
+            .ok()
+            .map(|i| self.terms[i].1.as_slice())
+    }
+
     /// The entry of `term` in segment `segment`, if the segment has it.
     pub fn entry(&self, term: &str, segment: usize) -> Option<TermEntry> {
-        self.terms
-            .get(term)
+        self.entries(term)
             .and_then(|entries| entries.get(segment).copied().flatten())
     }
 
     /// Documents holding `term`, over all segments.
     pub fn doc_freq(&self, term: &str) -> u64 {
-        self.terms.get(term).map_or(0, |entries| {
+        self.entries(term).map_or(0, |entries| {
             entries
                 .iter()
                 .flatten()

@@ -58,7 +58,10 @@ impl SegmentMeta {
 
     /// The file of `kind`.
     pub fn file(&self, kind: FileKind) -> Option<&FileMeta> {
-        let suffix = format!(".{}", kind.extension());
-        self.files.iter().find(|f| f.name.ends_with(&suffix))
+        self.files.iter().find(|f| {
+            f.name
+                .rsplit_once('.')
+                .is_some_and(|(_, extension)| extension == kind.extension())
+        })
     }
 }
