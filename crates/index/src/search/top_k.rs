@@ -1,8 +1,7 @@
-//! The k best hits seen so far, in a min-heap (the seeds' baseline), ranked as Lucene ranks:
-//! higher score first, and among equal scores the lower DID first.
+//! The k best hits seen so far, ranked as Lucene ranks: higher score first, and among equal
+//! scores the lower DID first.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 use serde::Serialize;
 
@@ -15,53 +14,64 @@ pub struct Hit {
     pub score: f32,
 }
 
+/// Up to this `k`, a hit that enters cuts the held hits back to `k` at once, so the floor is
+/// always the exact k-th best score: a top-10 evaluation prunes on it after every hit, and a
+/// selection over `k + 1` hits costs about what a heap's sift does. Above it, hits gather
+/// until `k / 2` more are held, so that a cut costs a few compares per hit it drops; the floor
+/// lags by at most that many hits, which a top-1000 evaluation, whose floor rises slowly,
+/// hardly feels.
+const EXACT_UP_TO: usize = 64;
+
+/// Hits held past `k` before a cut.
+fn slack(k: usize) -> usize {
+    if k <= EXACT_UP_TO {
+        1
+    } else {
+        k / 2
+    }
+}
+
 /// Ranking order: `Less` means "ranks better".
 pub fn rank(a: &Hit, b: &Hit) -> Ordering {
     b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc))
 }
 
-/// Heap entry ordered so that the worst hit is the heap's maximum (popped first).
-#[derive(Debug, Clone, Copy)]
-struct Worst(Hit);
-
-impl PartialEq for Worst {
-    fn eq(&self, other: &Self) -> bool {
-        rank(&self.0, &other.0) == Ordering::Equal
-    }
-}
-impl Eq for Worst {}
-impl PartialOrd for Worst {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Worst {
-    fn cmp(&self, other: &Self) -> Ordering {
-        rank(&self.0, &other.0)
-    }
-}
-
 /// The best `k` hits.
+///
+/// Hits that reach the floor are appended to an array; when it holds `capacity` of them, a
+/// selection (`select_nth_unstable`) cuts it back to the best `k`, and the floor becomes the
+/// k-th best score (see [`EXACT_UP_TO`] for when). A min-heap pays a sift of `log k` levels,
+/// each a mispredicted compare, per hit that enters; with k = 1000 and a floor that rises
+/// slowly, that was a third of a top-1000 query's time. Here a hit costs a store, and each
+/// cut a linear selection, a few compares per hit it drops.
 #[derive(Debug)]
 pub struct TopK {
     k: usize,
-    heap: BinaryHeap<Worst>,
-    /// The worst held score once `k` hits are held, else -inf: a hit scoring below it cannot
-    /// enter, which [`TopK::push`] checks before touching the heap.
+    /// The best `k` as of the last cut, then every hit offered since that reached the floor.
+    hits: Vec<Hit>,
+    /// The length at which `hits` is cut back to `k`.
+    capacity: usize,
+    /// The k-th best score as of the last cut (or of the first `k` hits), else -inf: a hit
+    /// scoring below it cannot enter, which [`TopK::push`] checks first.
     floor: f32,
+    /// Whether `k` hits have been seen, so that the floor is a real threshold.
+    full: bool,
 }
 
 impl TopK {
     /// Keeps the best `k` (0 keeps none).
     pub fn new(k: usize) -> TopK {
+        let capacity = k.saturating_add(slack(k));
         TopK {
             k,
-            heap: BinaryHeap::with_capacity(k.min(1 << 16) + 1),
+            hits: Vec::with_capacity(capacity.min(1 << 17)),
+            capacity,
             floor: if k == 0 {
                 f32::INFINITY
             } else {
                 f32::NEG_INFINITY
             },
+            full: false,
         }
     }
 
@@ -77,22 +87,28 @@ impl TopK {
 
     #[inline(never)]
     fn offer(&mut self, hit: Hit) {
-        if self.heap.len() < self.k {
-            self.heap.push(Worst(hit));
-        } else if self
-            .heap
-            .peek()
-            .is_some_and(|worst| rank(&hit, &worst.0) == Ordering::Less)
-        {
-            if let Some(mut worst) = self.heap.peek_mut() {
-                *worst = Worst(hit);
-            }
-        } else {
+        if self.k == 0 {
             return;
         }
-        if self.heap.len() == self.k {
-            self.floor = self.heap.peek().map_or(f32::NEG_INFINITY, |w| w.0.score);
+        self.hits.push(hit);
+        if !self.full && self.hits.len() == self.k {
+            self.full = true;
+            self.floor = self
+                .hits
+                .iter()
+                .max_by(|a, b| rank(a, b))
+                .map_or(f32::NEG_INFINITY, |worst| worst.score);
+        } else if self.hits.len() >= self.capacity {
+            self.cut();
         }
+    }
+
+    /// Keeps the best `k` hits and raises the floor to the k-th best score.
+    fn cut(&mut self) {
+        let k = self.k;
+        self.hits.select_nth_unstable_by(k - 1, rank);
+        self.hits.truncate(k);
+        self.floor = self.hits[k - 1].score;
     }
 
     /// The score a hit must beat to enter (strictly greater, or equal with a lower DID);
@@ -100,11 +116,7 @@ impl TopK {
     /// score bound is below this.
     #[inline]
     pub fn threshold(&self) -> Option<f32> {
-        if self.heap.len() < self.k || self.k == 0 {
-            None
-        } else {
-            Some(self.floor)
-        }
+        self.full.then_some(self.floor)
     }
 
     /// True when `k` is 0.
@@ -114,15 +126,53 @@ impl TopK {
 
     /// The hits, best first.
     pub fn into_sorted(self) -> Vec<Hit> {
-        let mut hits: Vec<Hit> = self.heap.into_iter().map(|w| w.0).collect();
+        let mut hits = self.hits;
         hits.sort_by(rank);
+        hits.truncate(self.k);
         hits
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        #[test]
+        fn holds_the_best_k_and_never_a_floor_above_the_kth_best(
+            scores in proptest::collection::vec(0u8..40, 0..400),
+            k in prop_oneof![0usize..12, 60usize..70, 100usize..300],
+        ) {
+            let hits: Vec<Hit> = scores
+                .iter()
+                .enumerate()
+                .map(|(doc, &s)| Hit { doc: (doc as u32 * 7919) % 1000, score: f32::from(s) / 4.0 })
+                .collect();
+            let mut top = TopK::new(k);
+            for (seen, &hit) in hits.iter().enumerate() {
+                top.push(hit);
+                let mut so_far = hits[..=seen].to_vec();
+                so_far.sort_by(rank);
+                match top.threshold() {
+                    None => prop_assert!(k == 0 || so_far.len() < k),
+                    Some(floor) => {
+                        prop_assert!(so_far.len() >= k);
+                        let kth = so_far[k - 1].score;
+                        prop_assert!(floor <= kth, "floor {} above the k-th best {}", floor, kth);
+                        if k <= EXACT_UP_TO {
+                            prop_assert_eq!(floor, kth);
+                        }
+                    }
+                }
+            }
+            let mut expected = hits;
+            expected.sort_by(rank);
+            expected.truncate(k);
+            prop_assert_eq!(top.into_sorted(), expected);
+        }
+    }
 
     #[test]
     fn keeps_the_best_with_lucene_tie_breaking() {
