@@ -60,6 +60,16 @@ pub struct SearchResult {
     pub stats: SearchStats,
 }
 
+/// The exact count `total_hits`, with no hits and no work.
+fn count_only(total_hits: u64) -> SearchResult {
+    SearchResult {
+        total_hits,
+        total_hits_exact: true,
+        hits: Vec::new(),
+        stats: SearchStats::default(),
+    }
+}
+
 /// Evaluates queries over one index. Cheap to create (one per thread is the intended use);
 /// holds the default scorer, so that a query does not rebuild its norm table.
 pub struct Searcher<'a> {
@@ -109,6 +119,15 @@ impl<'a> Searcher<'a> {
         query: &Query,
         options: &SearchOptions,
     ) -> Result<SearchResult, IndexError> {
+        // A single term's count is its document frequency (an index has no deletions): the
+        // dictionaries answer it, with nothing to resolve.
+        if let (Query::Term(term), 0) = (query, options.k) {
+            let mut total_hits = 0;
+            for segment in self.reader.segments() {
+                total_hits += segment.term(term)?.map_or(0, |info| u64::from(info.doc_freq));
+            }
+            return Ok(count_only(total_hits));
+        }
         let terms = QueryTerms::resolve(self.reader, query)?;
         self.search_resolved(query, &terms, options, None)
     }
@@ -124,12 +143,7 @@ impl<'a> Searcher<'a> {
     ) -> Result<SearchResult, IndexError> {
         // A single term's count is its document frequency (an index has no deletions).
         if let (Query::Term(term), 0) = (query, options.k) {
-            return Ok(SearchResult {
-                total_hits: terms.doc_freq(term),
-                total_hits_exact: true,
-                hits: Vec::new(),
-                stats: SearchStats::default(),
-            });
+            return Ok(count_only(terms.doc_freq(term)));
         }
         let bm25 = self.scorer(options);
         let bm25 = bm25.as_ref();
