@@ -124,7 +124,9 @@ impl<'a> Searcher<'a> {
         if let (Query::Term(term), 0) = (query, options.k) {
             let mut total_hits = 0;
             for segment in self.reader.segments() {
-                total_hits += segment.term(term)?.map_or(0, |info| u64::from(info.doc_freq));
+                total_hits += segment
+                    .term(term)?
+                    .map_or(0, |info| u64::from(info.doc_freq));
             }
             return Ok(count_only(total_hits));
         }
