@@ -31,8 +31,8 @@ pub(crate) fn write_vbyte(mut v: u32, out: &mut Vec<u8>) {
 
 /// Reads one VByte value at `*pos`, advancing `*pos`.
 ///
-/// One-byte values (the common case for PFor exceptions and small counts) take the inlined
-/// fast path; longer ones the general loop.
+/// Always inlined, with one-byte values (the common case for PFor exceptions and small counts)
+/// tested first: called through a function, the decoding loops kept the position in memory.
 #[inline(always)]
 pub(crate) fn read_vbyte(input: &[u8], pos: &mut usize) -> Result<u32, CodecError> {
     if let Some(&byte) = input.get(*pos) {
@@ -41,11 +41,6 @@ pub(crate) fn read_vbyte(input: &[u8], pos: &mut usize) -> Result<u32, CodecErro
             return Ok(u32::from(byte));
         }
     }
-    read_vbyte_long(input, pos)
-}
-
-#[inline(never)]
-fn read_vbyte_long(input: &[u8], pos: &mut usize) -> Result<u32, CodecError> {
     let mut value = 0u32;
     for shift in [0u32, 7, 14, 21, 28] {
         let Some(&byte) = input.get(*pos) else {
