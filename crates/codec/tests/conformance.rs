@@ -211,35 +211,25 @@ fn sorted_block() -> impl Strategy<Value = (u32, Vec<u32>)> {
 /// `high_bits` bits above `low_bits`: few outliers make PFor choose VByte exceptions, many
 /// the bitmap form, and the high widths cover 1-, 2- and 4-byte aligned high parts.
 fn full_block_with_exceptions() -> impl Strategy<Value = (u32, Vec<u32>, Vec<u32>)> {
-    (
-        0u32..12,
-        1u32..=20,
-        1u32..=100,
-        any::<u64>(),
-        0u32..(1 << 30),
+    // Per value: its low bits, whether it is an outlier (below `percent` of 100), its high bits.
+    let draws = prop::collection::vec((any::<u32>(), 0u32..100, any::<u32>()), 2 * BLOCK_LEN);
+    (0u32..12, 1u32..=20, 1u32..=100, 0u32..(1 << 30), draws).prop_map(
+        |(low_bits, high_bits, percent, base, draws)| {
+            let values: Vec<u32> = draws
+                .iter()
+                .map(|&(low, roll, high)| {
+                    let low = low & ((1 << low_bits) - 1);
+                    if roll < percent {
+                        low | (high % (1 << high_bits)).max(1) << low_bits
+                    } else {
+                        low
+                    }
+                })
+                .collect();
+            let (gaps, freqs) = values.split_at(BLOCK_LEN);
+            (base, sorted_from_gaps(base, gaps), freqs.to_vec())
+        },
     )
-        .prop_map(|(low_bits, high_bits, percent, seed, base)| {
-            let mut state = seed | 1;
-            let mut next = move || {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state
-            };
-            let mut value = || {
-                let r = next();
-                let low = (r as u32) & ((1 << low_bits) - 1);
-                if (r >> 32) % 100 < u64::from(percent) {
-                    let high = ((r >> 40) as u32 % (1 << high_bits)).max(1);
-                    low | high << low_bits
-                } else {
-                    low
-                }
-            };
-            let gaps: Vec<u32> = (0..BLOCK_LEN).map(|_| value()).collect();
-            let freqs: Vec<u32> = (0..BLOCK_LEN).map(|_| value()).collect();
-            (base, sorted_from_gaps(base, &gaps), freqs)
-        })
 }
 
 proptest! {
