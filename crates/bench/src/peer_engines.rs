@@ -240,15 +240,14 @@ pub enum LuceneOutcome {
     Failed(String),
 }
 
-/// `java -jar jar bench index queries_file ...`: every line of `queries_file` timed in each
-/// round, single-threaded; one outcome per line, in order.
-pub fn lucene_bench(
+/// The `java -jar jar bench index queries_file ...` command for `options`.
+pub fn lucene_bench_command(
     java: &Path,
     jar: &Path,
     index: &Path,
     queries_file: &Path,
     options: &LuceneBenchOptions,
-) -> Result<Vec<LuceneOutcome>, PeerError> {
+) -> Command {
     let mut command = Command::new(java);
     command
         .arg("-jar")
@@ -262,7 +261,19 @@ pub fn lucene_bench(
     if options.count {
         command.arg("--count");
     }
-    let output = command
+    command
+}
+
+/// `java -jar jar bench index queries_file ...`: every line of `queries_file` timed in each
+/// round, single-threaded; one outcome per line, in order.
+pub fn lucene_bench(
+    java: &Path,
+    jar: &Path,
+    index: &Path,
+    queries_file: &Path,
+    options: &LuceneBenchOptions,
+) -> Result<Vec<LuceneOutcome>, PeerError> {
+    let output = lucene_bench_command(java, jar, index, queries_file, options)
         .output()
         .map_err(|e| PeerError::Lucene(format!("cannot run java: {e}")))?;
     if !output.status.success() {
@@ -270,20 +281,25 @@ pub fn lucene_bench(
             String::from_utf8_lossy(&output.stderr).into_owned(),
         ));
     }
-    let mut outcomes = Vec::new();
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(LuceneOutcome::parse)
+        .collect()
+}
+
+impl LuceneOutcome {
+    /// One per-query line of `tools/lucene-peer bench`.
+    pub fn parse(line: &str) -> Result<LuceneOutcome, PeerError> {
         let value: serde_json::Value =
             serde_json::from_str(line).map_err(|e| PeerError::Lucene(format!("{e}: {line}")))?;
-        let outcome = match value["latencies_us"].as_array() {
+        Ok(match value["latencies_us"].as_array() {
             Some(latencies) => LuceneOutcome::Timed {
                 latencies_us: latencies.iter().filter_map(|v| v.as_f64()).collect(),
                 total_hits: value["total_hits"].as_u64().unwrap_or(0),
             },
             None => LuceneOutcome::Failed(line.to_string()),
-        };
-        outcomes.push(outcome);
+        })
     }
-    Ok(outcomes)
 }
 
 /// Every document of the index `reader` reads, title and body from its document store, in DID

@@ -9,10 +9,10 @@
 //! times; mean and 99th-percentile latency are reported per query class (term, and, or) and
 //! mode, with apcache's ratio to each peer (lower is better; the goal is at most 1).
 //!
-//! apcache and tantivy are timed in this process with `Instant`, taking turns a round at a
-//! time (see [`time_in_turns`]). Lucene runs in its own JVM through `tools/lucene-peer bench`,
-//! which times each query with `System.nanoTime` after a JIT warm-up, after the other two.
-//! Parsing is not timed for any engine.
+//! Every engine takes turns a round at a time (see [`time_in_turns`]). apcache and tantivy are
+//! timed in this process with `Instant`; Lucene runs in its own JVM through `tools/lucene-peer
+//! bench --paced` ([`PacedLucene`]), which times each query with `System.nanoTime` after a JIT
+//! warm-up and runs a round when told to. Parsing is not timed for any engine.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -28,9 +28,10 @@ use tantivy::collector::{Count, TopDocs};
 use tantivy::query::Query as TantivyQuery;
 
 use crate::peer_engines::{
-    lucene_bench, lucene_index, open_tantivy, tantivy_index_options, to_tantivy,
-    write_lucene_corpus, LuceneBenchOptions, LuceneOutcome, PeerError,
+    lucene_index, open_tantivy, tantivy_index_options, to_tantivy, write_lucene_corpus,
+    LuceneBenchOptions, LuceneOutcome, PeerError,
 };
+use crate::peers::paced_lucene::PacedLucene;
 use crate::peers::tantivy_indexer::index_with_tantivy;
 use crate::query_sets::QuerySpec;
 
@@ -179,36 +180,88 @@ type Samples = BTreeMap<Mode, Vec<Vec<f64>>>;
 /// A function that runs query `q` on one engine.
 type RunQuery<'a> = &'a mut dyn FnMut(usize) -> Result<(), QueryBenchError>;
 
-/// Times every query on each engine of `engines`, `config.rounds` times after `config.warmup`
-/// untimed rounds, returning each engine's latencies per query.
-///
-/// The engines take turns a round at a time, and which goes first alternates. This machine's
-/// speed drifts over seconds (other tenants, frequency); timing one engine's rounds after the
-/// other's let a slow spell fall on one engine only, and the ratio of two runs of the same
-/// code moved by a third. In turns, a spell falls on both.
-fn time_in_turns(
-    queries: usize,
-    config: &QueryBenchConfig,
-    engines: &mut [RunQuery<'_>],
-) -> Result<Vec<Vec<Vec<f64>>>, QueryBenchError> {
-    let mut samples = vec![vec![Vec::with_capacity(config.rounds); queries]; engines.len()];
-    for round in 0..config.warmup + config.rounds {
-        for turn in 0..engines.len() {
-            // Rounds alternate the order: 0, 1, ... then ..., 1, 0.
-            let e = if round % 2 == 0 {
-                turn
-            } else {
-                engines.len() - 1 - turn
-            };
-            let run = &mut engines[e];
-            for (q, latencies) in samples[e].iter_mut().enumerate() {
-                let start = Instant::now();
-                run(q)?;
-                if round >= config.warmup {
-                    latencies.push(start.elapsed().as_secs_f64() * 1e6);
-                }
+/// An engine timed a round at a time (see [`time_in_turns`]).
+trait TakesTurns {
+    /// Runs every query once; the latencies of a `timed` round are kept.
+    fn round(&mut self, timed: bool) -> Result<(), QueryBenchError>;
+}
+
+/// An engine in this process, each query timed here with `Instant`.
+struct InProcess<'a> {
+    run: RunQuery<'a>,
+    /// Each query's latencies, microseconds.
+    samples: Vec<Vec<f64>>,
+}
+
+impl<'a> InProcess<'a> {
+    fn new(queries: usize, rounds: usize, run: RunQuery<'a>) -> InProcess<'a> {
+        InProcess {
+            run,
+            samples: vec![Vec::with_capacity(rounds); queries],
+        }
+    }
+}
+
+impl TakesTurns for InProcess<'_> {
+    fn round(&mut self, timed: bool) -> Result<(), QueryBenchError> {
+        for (q, latencies) in self.samples.iter_mut().enumerate() {
+            let start = Instant::now();
+            (self.run)(q)?;
+            if timed {
+                latencies.push(start.elapsed().as_secs_f64() * 1e6);
             }
         }
+        Ok(())
+    }
+}
+
+impl TakesTurns for PacedLucene {
+    fn round(&mut self, _timed: bool) -> Result<(), QueryBenchError> {
+        // The tool knows which of its rounds are warm-up.
+        Ok(PacedLucene::round(self)?)
+    }
+}
+
+/// Runs `config.warmup` untimed and then `config.rounds` timed rounds of every engine of
+/// `engines`, the engines taking turns a round at a time, and which goes first alternating.
+///
+/// This machine's speed drifts over seconds (other tenants, frequency); timing one engine's
+/// rounds after the other's let a slow spell fall on one engine only, and the ratio of two runs
+/// of the same code moved by a third. In turns, a spell falls on all of them.
+fn time_in_turns(
+    config: &QueryBenchConfig,
+    engines: &mut [&mut dyn TakesTurns],
+) -> Result<(), QueryBenchError> {
+    let n = engines.len();
+    for round in 0..config.warmup + config.rounds {
+        for turn in 0..n {
+            // Rounds alternate the order: 0, 1, ... then ..., 1, 0.
+            let e = if round % 2 == 0 { turn } else { n - 1 - turn };
+            engines[e].round(round >= config.warmup)?;
+        }
+    }
+    Ok(())
+}
+
+/// Each query's timed latencies from the paced Lucene's `outcomes`, checked to be complete.
+fn lucene_samples(
+    outcomes: Vec<LuceneOutcome>,
+    queries: usize,
+) -> Result<Vec<Vec<f64>>, QueryBenchError> {
+    let mut samples = Vec::with_capacity(queries);
+    for outcome in outcomes {
+        match outcome {
+            LuceneOutcome::Timed { latencies_us, .. } => samples.push(latencies_us),
+            LuceneOutcome::Failed(line) => {
+                return Err(QueryBenchError::Lucene(format!("no latencies: {line}")))
+            }
+        }
+    }
+    if samples.len() != queries {
+        return Err(QueryBenchError::Lucene(format!(
+            "{} results for {queries} queries",
+            samples.len()
+        )));
     }
     Ok(samples)
 }
@@ -255,11 +308,28 @@ pub fn run(
         .map(|(_, query)| to_tantivy(query, text))
         .collect();
 
-    // apcache and tantivy, in this process, in turns.
+    // Lucene: one index per build, before anything is timed.
+    let mut lucene_indexes = Vec::new();
+    let queries_file = scratch.join("queries.txt");
+    if !config.lucenes.is_empty() {
+        let corpus = scratch.join("corpus.tsv");
+        write_lucene_corpus(documents, &corpus)?;
+        let mut out = std::fs::File::create(&queries_file).map_err(io(&queries_file))?;
+        for (spec, _) in &kept {
+            writeln!(out, "{}", spec.text).map_err(io(&queries_file))?;
+        }
+        drop(out);
+        for run in &config.lucenes {
+            progress(&format!("{}: indexing", run.name));
+            let index_dir = scratch.join(&run.name);
+            lucene_index(&run.java, &run.jar, &corpus, &index_dir)?;
+            lucene_indexes.push(index_dir);
+        }
+    }
+
+    // Every engine, in turns, a mode at a time.
     let mut results: BTreeMap<String, Samples> = BTreeMap::new();
-    let (mut apcache, mut tantivy) = (Samples::new(), Samples::new());
     for mode in Mode::ALL {
-        progress(&format!("apcache and tantivy, in turns: {}", mode.name()));
         let options = SearchOptions {
             k: mode.k(),
             count: mode == Mode::Count,
@@ -282,39 +352,40 @@ pub fn run(
             }
             Ok(())
         };
-        let mut samples = time_in_turns(
-            kept.len(),
-            config,
-            &mut [&mut run_apcache, &mut run_tantivy],
-        )?
-        .into_iter();
-        apcache.insert(mode, samples.next().expect("apcache's samples"));
-        tantivy.insert(mode, samples.next().expect("tantivy's samples"));
-    }
-    results.insert("apcache".into(), apcache);
-    results.insert("tantivy".into(), tantivy);
-
-    // Lucene: one index and one JVM run per mode for each build.
-    if !config.lucenes.is_empty() {
-        let corpus = scratch.join("corpus.tsv");
-        write_lucene_corpus(documents, &corpus)?;
-        let queries_file = scratch.join("queries.txt");
-        let mut out = std::fs::File::create(&queries_file).map_err(io(&queries_file))?;
-        for (spec, _) in &kept {
-            writeln!(out, "{}", spec.text).map_err(io(&queries_file))?;
-        }
-        drop(out);
-        for run in &config.lucenes {
-            let samples = run_lucene(
-                run,
-                config,
-                &corpus,
+        let mut apcache = InProcess::new(kept.len(), config.rounds, &mut run_apcache);
+        let mut tantivy = InProcess::new(kept.len(), config.rounds, &mut run_tantivy);
+        let lucene_options = LuceneBenchOptions {
+            k: mode.k(),
+            count: false,
+            warmup: config.warmup,
+            repeat: config.rounds,
+        };
+        let mut lucenes = Vec::new();
+        for (run, index_dir) in config.lucenes.iter().zip(&lucene_indexes) {
+            progress(&format!("{}: JIT warm-up for {}", run.name, mode.name()));
+            lucenes.push(PacedLucene::start(
+                &run.java,
+                &run.jar,
+                index_dir,
                 &queries_file,
-                kept.len(),
-                scratch,
-                &mut progress,
-            )?;
-            results.insert(run.name.clone(), samples);
+                &lucene_options,
+            )?);
+        }
+        progress(&format!("every engine, in turns: {}", mode.name()));
+        let mut engines: Vec<&mut dyn TakesTurns> = vec![&mut apcache, &mut tantivy];
+        engines.extend(lucenes.iter_mut().map(|l| l as &mut dyn TakesTurns));
+        time_in_turns(config, &mut engines)?;
+        drop(engines);
+        let mut record = |name: &str, samples: Vec<Vec<f64>>| {
+            results
+                .entry(name.to_string())
+                .or_default()
+                .insert(mode, samples);
+        };
+        record("apcache", apcache.samples);
+        record("tantivy", tantivy.samples);
+        for (run, lucene) in config.lucenes.iter().zip(lucenes) {
+            record(&run.name, lucene_samples(lucene.finish()?, kept.len())?);
         }
     }
 
@@ -361,48 +432,6 @@ pub fn run(
         skipped,
         rows,
     })
-}
-
-/// Indexes `corpus` with one Lucene build and times `queries_file` in each mode.
-fn run_lucene(
-    run: &LuceneRun,
-    config: &QueryBenchConfig,
-    corpus: &Path,
-    queries_file: &Path,
-    queries: usize,
-    scratch: &Path,
-    progress: &mut impl FnMut(&str),
-) -> Result<Samples, QueryBenchError> {
-    progress(&format!("{}: indexing", run.name));
-    let index_dir = scratch.join(&run.name);
-    lucene_index(&run.java, &run.jar, corpus, &index_dir)?;
-    let mut lucene = Samples::new();
-    for mode in Mode::ALL {
-        progress(&format!("{}: {}", run.name, mode.name()));
-        let options = LuceneBenchOptions {
-            k: mode.k(),
-            count: false,
-            warmup: config.warmup,
-            repeat: config.rounds,
-        };
-        let mut samples = Vec::new();
-        for outcome in lucene_bench(&run.java, &run.jar, &index_dir, queries_file, &options)? {
-            match outcome {
-                LuceneOutcome::Timed { latencies_us, .. } => samples.push(latencies_us),
-                LuceneOutcome::Failed(line) => {
-                    return Err(QueryBenchError::Lucene(format!("no latencies: {line}")))
-                }
-            }
-        }
-        if samples.len() != queries {
-            return Err(QueryBenchError::Lucene(format!(
-                "{} results for {queries} queries",
-                samples.len()
-            )));
-        }
-        lucene.insert(mode, samples);
-    }
-    Ok(lucene)
 }
 
 impl QueryBenchReport {
@@ -493,12 +522,13 @@ mod tests {
             calls.borrow_mut().push(('b', q));
             Ok(())
         };
-        let samples = time_in_turns(2, &config, &mut [&mut a, &mut b]).unwrap();
+        let mut first = InProcess::new(2, 3, &mut a);
+        let mut second = InProcess::new(2, 3, &mut b);
+        time_in_turns(&config, &mut [&mut first, &mut second]).unwrap();
         let engines: String = calls.borrow().iter().step_by(2).map(|c| c.0).collect();
         assert_eq!(engines, "abbaabba", "one round each, the order alternating");
         assert!(calls.borrow().chunks(2).all(|c| c[0].1 == 0 && c[1].1 == 1));
-        assert_eq!(samples.len(), 2);
-        for engine in &samples {
+        for engine in [&first.samples, &second.samples] {
             assert_eq!(engine.len(), 2, "a latency list per query");
             assert!(
                 engine.iter().all(|q| q.len() == 3),

@@ -6,6 +6,7 @@
 //! base, like apcache, and frequencies plainly.
 
 mod bitpacking_peer;
+pub mod paced_lucene;
 mod stream_vbyte_peer;
 pub mod tantivy_indexer;
 

@@ -27,7 +27,8 @@ public final class LucenePeer {
           "  search <index-dir> <queries-file> [-k 10] [--count]",
           "  tokens <input-file> [--docs N]",
           "  serve-stdin <index-dir>",
-          "  bench <index-dir> <queries-file> [-k 10] [--count] [--warmup R] [--repeat R]");
+          "  bench <index-dir> <queries-file> [-k 10] [--count] [--warmup R] [--repeat R]"
+              + " [--paced]");
 
   private LucenePeer() {}
 
@@ -61,7 +62,9 @@ public final class LucenePeer {
           QueryCommands.serveStdin(Path.of(a.pos(0)), out);
         }
         case "bench" -> {
-          Args a = Args.parse(rest, 2, Set.of("-k", "--warmup", "--repeat"), Set.of("--count"));
+          Args a =
+              Args.parse(
+                  rest, 2, Set.of("-k", "--warmup", "--repeat"), Set.of("--count", "--paced"));
           QueryCommands.bench(
               Path.of(a.pos(0)),
               Path.of(a.pos(1)),
@@ -69,6 +72,7 @@ public final class LucenePeer {
               a.flag("--count"),
               a.intOpt("--warmup", 1),
               a.intOpt("--repeat", 10),
+              a.flag("--paced"),
               out);
         }
         default -> throw new UsageException("unknown command: " + argv[0]);

@@ -75,6 +75,11 @@ final class QueryCommands {
    * round runs every query once, in file order. What is timed is the top-{@code k} search, with an
    * exact count when {@code count}, or counting only when {@code k} is 0; parsing is not timed.
    * The total_hits printed is always exact (counted outside the timing).
+   *
+   * <p>With {@code paced}, another process sets the pace, so that it can time other engines
+   * between Lucene's rounds: after the JIT warmup the tool prints {@code {"ready":true}}, then
+   * before each round (warmup rounds included) waits for a line on stdin, and after it prints
+   * {@code {"round":R}}. The per-query lines follow the last round as without pacing.
    */
   static void bench(
       Path indexDir,
@@ -83,8 +88,11 @@ final class QueryCommands {
       boolean count,
       int warmup,
       int repeat,
+      boolean paced,
       PrintWriter out)
       throws IOException {
+    BufferedReader pacer =
+        paced ? new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)) : null;
     PeerSearcher.Op op =
         k == 0
             ? PeerSearcher.Op.COUNT
@@ -119,7 +127,14 @@ final class QueryCommands {
           Locale.ROOT,
           "bench: %d queries, %s k=%d, %d JIT warmup + %d warmup rounds, %d timed rounds%n",
           n, op, k, jitRounds + 1, warmup, repeat);
+      if (paced) {
+        out.println("{\"ready\":true}");
+        out.flush();
+      }
       for (int round = -warmup; round < repeat; round++) {
+        if (paced && pacer.readLine() == null) {
+          throw new IOException("bench --paced: standard input closed before round " + round);
+        }
         for (int i = 0; i < n; i++) {
           if (errors[i] == null) {
             long start = System.nanoTime();
@@ -129,6 +144,10 @@ final class QueryCommands {
               nanos[i][round] = elapsed;
             }
           }
+        }
+        if (paced) {
+          out.println("{\"round\":" + round + "}");
+          out.flush();
         }
       }
     }
