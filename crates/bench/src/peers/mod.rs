@@ -1,6 +1,8 @@
-//! Codecs of other crates, measured beside apcache's in the same run.
+//! Peers measured beside apcache in the same run: other crates' codecs (this file and the
+//! codec modules), tantivy's indexer for the query peers (`tantivy_indexer`) and Lucene's
+//! bench tool taking turns with the other engines (`paced_lucene`).
 //!
-//! Each peer is driven through [`MeasuredCodec`], the interface the codec benchmark uses for
+//! Each codec peer is driven through [`MeasuredCodec`], the interface the codec benchmark uses for
 //! apcache's own codecs too, on full 256-posting blocks only (the bit-packers of the
 //! `bitpacking` crate take whole blocks). Peers code document ids as d-gaps against the block's
 //! base, like apcache, and frequencies plainly.

@@ -70,7 +70,7 @@ enum Plan {
 /// exceptions needs a patch pass and a prefix sum of its own, and decodes at about 60% of the
 /// speed. Where exceptions save little, the plain form is worth its bytes. On English
 /// Wikipedia (part 0, `apcache bench codecs`), a saving of at least 30% took postings from
-/// 17.5% to 19.0% of raw and DID decoding from 2.9 to 4.4 G ints/s; the scalar `pfor-delta`
+/// 17.5% to 19.0% of raw and DID decoding from 2.9 to 4.3 G ints/s; the scalar `pfor-delta`
 /// keeps the smallest form.
 const SIMD_EXCEPTION_SAVING: (usize, usize) = (3, 10);
 

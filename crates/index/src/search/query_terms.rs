@@ -22,7 +22,7 @@ pub struct TermEntry {
 /// The terms of a query, each with its entry in every segment (`None` where absent).
 ///
 /// Kept sorted by term and searched by bisection: a query has a handful of terms, and a
-/// short sorted array beats hashing them (a single-term count is little else).
+/// short sorted array costs less than hashing each of them on every lookup.
 #[derive(Debug, Clone, Default)]
 pub struct QueryTerms {
     terms: Vec<(String, Vec<Option<TermEntry>>)>,

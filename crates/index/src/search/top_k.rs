@@ -111,8 +111,9 @@ impl TopK {
         self.floor = self.hits[k - 1].score;
     }
 
-    /// The score a hit must beat to enter (strictly greater, or equal with a lower DID);
-    /// `None` while fewer than `k` hits are held. Pruning may skip a document only if its
+    /// A score every hit of the final top k reaches: the k-th best score as of the last cut
+    /// (exactly the k-th best so far up to [`EXACT_UP_TO`], never above it beyond); `None`
+    /// while fewer than `k` hits have been offered. Pruning may skip a document only if its
     /// score bound is below this.
     #[inline]
     pub fn threshold(&self) -> Option<f32> {
