@@ -1,6 +1,6 @@
 //! Feeds arbitrary bytes to every codec's decoders, at every instruction-set level: decoding
 //! must return a value or a typed error, never panic or read out of bounds, and the SIMD and
-//! scalar paths must agree.
+//! scalar paths must agree; selecting single frequencies must read what decoding them reads.
 #![no_main]
 
 use apcache_codec::{codec_with_isa, Isa, BLOCK_LEN, CODEC_NAMES};
@@ -25,7 +25,17 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(Ok(used), expected_docs.clone());
                 assert_eq!(out, expected, "{name} {isa:?}");
             }
-            let _ = codec.decode_freqs(input, &mut out);
+            // Selecting frequencies gives what decoding them gives, wherever decoding succeeds.
+            let decoded = codec.decode_freqs(input, &mut out).is_ok();
+            let positions: Vec<u16> = (0..len as u16).rev().step_by(3).collect();
+            let mut selected = vec![0u32; positions.len()];
+            let select = codec.select_freqs(input, len, &positions, &mut selected);
+            if decoded {
+                assert!(select.is_ok(), "{name} {isa:?}: {select:?}");
+                for (&p, &value) in positions.iter().zip(&selected) {
+                    assert_eq!(value, out[usize::from(p)], "{name} {isa:?} at {p}");
+                }
+            }
         }
     }
 });

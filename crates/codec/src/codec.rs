@@ -30,6 +30,33 @@ pub trait BlockCodec: Send + Sync + std::fmt::Debug {
 
     /// Decodes `out.len()` frequencies from the start of `input`. Returns the bytes consumed.
     fn decode_freqs(&self, input: &[u8], out: &mut [u32]) -> Result<usize, CodecError>;
+
+    /// Writes to `out[k]` the frequency at position `positions[k]` of the block of `len`
+    /// frequencies at the start of `input`, the value [`BlockCodec::decode_freqs`] decodes
+    /// there (`out` holds at least `positions.len()` values).
+    ///
+    /// An intersection needs the frequencies of a few matches in a block of a dense list;
+    /// codecs whose blocks allow it read only those values, and this default decodes the
+    /// whole block.
+    fn select_freqs(
+        &self,
+        input: &[u8],
+        len: usize,
+        positions: &[u16],
+        out: &mut [u32],
+    ) -> Result<(), CodecError> {
+        check_len(len)?;
+        let mut all = [0u32; BLOCK_LEN];
+        self.decode_freqs(input, &mut all[..len])?;
+        for (value, &position) in out.iter_mut().zip(positions) {
+            let position = usize::from(position);
+            if position >= len {
+                return Err(CodecError::PositionPastBlock { position, len });
+            }
+            *value = all[position];
+        }
+        Ok(())
+    }
 }
 
 /// Rejects blocks longer than [`BLOCK_LEN`]; shared by every codec's entry points.

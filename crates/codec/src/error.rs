@@ -11,6 +11,14 @@ pub enum CodecError {
         /// The limit ([`crate::BLOCK_LEN`]).
         max: usize,
     },
+    /// A value was asked for at a position the block does not have.
+    #[error("position {position} past a block of {len} values")]
+    PositionPastBlock {
+        /// The position asked for.
+        position: usize,
+        /// Values in the block.
+        len: usize,
+    },
     /// The input ended before the block did.
     #[error("truncated block: needed {needed} bytes, {available} available")]
     Truncated {

@@ -41,6 +41,27 @@ fn check_round_trip(base: u32, docs: &[u32], freqs: &[u32]) {
                 "{name} {isa:?}: freqs bytes consumed"
             );
             assert_eq!(out, freqs, "{name} {isa:?}: freqs round trip");
+            // Every position, last first, and one twice: selection reads any order.
+            let twice = (!freqs.is_empty()).then_some(0);
+            let positions: Vec<u16> = (0..freqs.len() as u16).rev().chain(twice).collect();
+            let mut selected = vec![0u32; positions.len()];
+            codec
+                .select_freqs(&freq_bytes, freqs.len(), &positions, &mut selected)
+                .unwrap_or_else(|e| panic!("{name} {isa:?}: select on its own block: {e}"));
+            for (&position, &value) in positions.iter().zip(&selected) {
+                assert_eq!(
+                    Some(&value),
+                    freqs.get(usize::from(position)),
+                    "{name} {isa:?}: selected frequency {position}"
+                );
+            }
+            let past = [freqs.len() as u16];
+            assert!(
+                codec
+                    .select_freqs(&freq_bytes, freqs.len(), &past, &mut [0])
+                    .is_err(),
+                "{name} {isa:?}: a position past the block is an error"
+            );
             match &reference {
                 None => reference = Some((doc_bytes, freq_bytes)),
                 Some((d, f)) => {
@@ -259,6 +280,27 @@ proptest! {
             }
             if let Ok(used) = codec.decode_freqs(&bytes, &mut out) {
                 prop_assert!(used <= bytes.len());
+            }
+        }
+    }
+
+    #[test]
+    fn selection_reads_random_bytes_as_decoding_does(bytes in prop::collection::vec(any::<u8>(), 0..1200), len in prop_oneof![Just(BLOCK_LEN), 0usize..=BLOCK_LEN], positions in prop::collection::vec(any::<u16>(), 1..20)) {
+        for (isa, codec) in all_codecs() {
+            let positions: Vec<u16> = positions.iter().map(|&p| p % (len as u16 + 1)).collect();
+            let mut decoded = vec![0u32; len];
+            let decodes = codec.decode_freqs(&bytes, &mut decoded).is_ok();
+            let mut selected = vec![0u32; positions.len()];
+            let selects = codec.select_freqs(&bytes, len, &positions, &mut selected);
+            let in_block = positions.iter().all(|&p| usize::from(p) < len);
+            if decodes && in_block {
+                prop_assert!(selects.is_ok(), "{} {:?}: {:?}", codec.name(), isa, selects);
+                for (&p, &value) in positions.iter().zip(&selected) {
+                    prop_assert_eq!(value, decoded[usize::from(p)], "{} {:?} at {}", codec.name(), isa, p);
+                }
+            }
+            if !in_block {
+                prop_assert!(selects.is_err());
             }
         }
     }

@@ -1,5 +1,6 @@
 //! The three codecs built on the PFor block format.
 
+use super::select::select;
 use super::{decode, encode, Layout};
 use crate::codec::check_len;
 use crate::delta::to_gaps;
@@ -66,6 +67,15 @@ macro_rules! pfor_codec {
             }
             fn decode_freqs(&self, input: &[u8], out: &mut [u32]) -> Result<usize, CodecError> {
                 decode(input, self.0.layout, self.0.isa, None, out)
+            }
+            fn select_freqs(
+                &self,
+                input: &[u8],
+                len: usize,
+                positions: &[u16],
+                out: &mut [u32],
+            ) -> Result<(), CodecError> {
+                select(input, self.0.layout, len, positions, out)
             }
         }
     };

@@ -20,11 +20,13 @@
 //! `lows` is laid out horizontally ([`crate::bitpack::horizontal`]) except in full blocks of the
 //! SIMD codecs, which use the 8-lane vertical layout ([`crate::bitpack::vertical`]).
 //! `bitpack-delta-simd` writes only mode 0 blocks and reads with the same decoder.
+//! Frequencies can also be read one at a time without decoding their block ([`select`]).
 //! An empty block encodes to zero bytes.
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 mod codecs;
+mod select;
 
 pub use codecs::{BitpackDeltaSimd, PforDelta, PforDeltaSimd};
 

@@ -304,10 +304,8 @@ fn filter_clause(
             found
         };
         if found > 0 {
-            let block_freqs = cursor.block_freqs()?;
-            for k in kept..kept + found {
-                column[k] = block_freqs[usize::from(places[k])];
-            }
+            let range = kept..kept + found;
+            cursor.select_freqs(&places[range.clone()], &mut column[range])?;
         }
         kept += found;
         i += group;

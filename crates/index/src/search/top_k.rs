@@ -14,18 +14,18 @@ pub struct Hit {
     pub score: f32,
 }
 
-/// Up to this `k`, a hit that enters cuts the held hits back to `k` at once, so the floor is
-/// always the exact k-th best score: a top-10 evaluation prunes on it after every hit, and a
-/// selection over `k + 1` hits costs about what a heap's sift does. Above it, hits gather
-/// until `k / 2` more are held, so that a cut costs a few compares per hit it drops; the floor
-/// lags by at most that many hits, which a top-1000 evaluation, whose floor rises slowly,
-/// hardly feels.
+/// Up to this `k`, the held hits are kept in rank order and a hit that enters takes its place
+/// at once (a few compares and a short move from the end, where most entering hits land), so
+/// the floor is always the exact k-th best score: a top-10 evaluation prunes on it after every
+/// hit. Above it, hits gather until `k / 2` more are held, so that a cut costs a few compares
+/// per hit it drops; the floor lags by at most that many hits, which a top-1000 evaluation,
+/// whose floor rises slowly, hardly feels.
 const EXACT_UP_TO: usize = 64;
 
-/// Hits held past `k` before a cut.
+/// Hits held past `k` before a cut (above [`EXACT_UP_TO`]).
 fn slack(k: usize) -> usize {
     if k <= EXACT_UP_TO {
-        1
+        0
     } else {
         k / 2
     }
@@ -38,16 +38,18 @@ pub fn rank(a: &Hit, b: &Hit) -> Ordering {
 
 /// The best `k` hits.
 ///
-/// Hits that reach the floor are appended to an array; when it holds `capacity` of them, a
-/// selection (`select_nth_unstable`) cuts it back to the best `k`, and the floor becomes the
-/// k-th best score (see [`EXACT_UP_TO`] for when). A min-heap pays a sift of `log k` levels,
-/// each a mispredicted compare, per hit that enters; with k = 1000 and a floor that rises
-/// slowly, that was a third of a top-1000 query's time. Here a hit costs a store, and each
-/// cut a linear selection, a few compares per hit it drops.
+/// Up to [`EXACT_UP_TO`], the hits are kept in rank order. Above it, hits that reach the floor
+/// are appended to an array; when it holds `capacity` of them, a selection
+/// (`select_nth_unstable`) cuts it back to the best `k`, and the floor becomes the k-th best
+/// score. A min-heap pays a sift of `log k` levels, each a mispredicted compare, per hit that
+/// enters; with k = 1000 and a floor that rises slowly, that was a third of a top-1000 query's
+/// time. Here a hit costs a store, and each cut a linear selection, a few compares per hit it
+/// drops.
 #[derive(Debug)]
 pub struct TopK {
     k: usize,
-    /// The best `k` as of the last cut, then every hit offered since that reached the floor.
+    /// Up to [`EXACT_UP_TO`], the best `k` so far in rank order; above, the best `k` as of the
+    /// last cut, then every hit offered since that reached the floor.
     hits: Vec<Hit>,
     /// The length at which `hits` is cut back to `k`.
     capacity: usize,
@@ -90,6 +92,10 @@ impl TopK {
         if self.k == 0 {
             return;
         }
+        if self.k <= EXACT_UP_TO {
+            self.insert_ranked(hit);
+            return;
+        }
         self.hits.push(hit);
         if !self.full && self.hits.len() == self.k {
             self.full = true;
@@ -100,6 +106,27 @@ impl TopK {
                 .map_or(f32::NEG_INFINITY, |worst| worst.score);
         } else if self.hits.len() >= self.capacity {
             self.cut();
+        }
+    }
+
+    /// Small `k`: puts `hit` in its place among the held hits, kept in rank order, dropping
+    /// the worst once `k` are held; the floor is then the k-th best.
+    fn insert_ranked(&mut self, hit: Hit) {
+        if self.full {
+            // It ties the floor or beats it; with a tie it enters only on a lower DID.
+            match self.hits.last() {
+                Some(worst) if rank(&hit, worst) == Ordering::Less => self.hits.pop(),
+                _ => return,
+            };
+        }
+        let mut at = self.hits.len();
+        while at > 0 && rank(&hit, &self.hits[at - 1]) == Ordering::Less {
+            at -= 1;
+        }
+        self.hits.insert(at, hit);
+        if self.hits.len() == self.k {
+            self.full = true;
+            self.floor = self.hits[self.k - 1].score;
         }
     }
 
