@@ -126,14 +126,30 @@ mod avx2 {
     ) -> usize {
         let n = lead.docs.len();
         let floor_v = _mm256_set1_ps(floor);
+        let bytes = norms.bytes();
+        let first_v = _mm256_set1_epi32(norms.first() as i32);
+        // Offsets into the run at most this are inside it (none when the run is empty).
+        let last_v = _mm256_set1_epi32(bytes.len().wrapping_sub(1).min(u32::MAX as usize) as i32);
         let (mut i, mut kept) = (0usize, 0usize);
         while i + 8 <= n {
             // SAFETY: i + 8 <= n = docs.len() = freqs.len().
             let docs = _mm256_loadu_si256(lead.docs.as_ptr().add(i).cast());
             // Scalar loads, not gathers: on the AMD cores measured, eight byte loads and eight
-            // table loads beat two gathers by a tenth.
-            let lane_inverses: [f32; 8] =
-                std::array::from_fn(|j| table[usize::from(norms.of(lead.docs[i + j]))]);
+            // table loads beat two gathers by a tenth. One vector test finds the eight DIDs
+            // inside the norms' run (they always are, in a sound index), so the loads need no
+            // check each.
+            let offsets = _mm256_sub_epi32(docs, first_v);
+            let inside = _mm256_cmpeq_epi32(_mm256_min_epu32(offsets, last_v), offsets);
+            let lane_inverses: [f32; 8] = if !bytes.is_empty()
+                && _mm256_movemask_ps(_mm256_castsi256_ps(inside)) == 0xFF
+            {
+                let mut lanes = [0u32; 8];
+                _mm256_storeu_si256(lanes.as_mut_ptr().cast(), offsets);
+                // SAFETY: every offset is at most `bytes.len() - 1`, as tested above.
+                std::array::from_fn(|j| table[usize::from(*bytes.get_unchecked(lanes[j] as usize))])
+            } else {
+                std::array::from_fn(|j| table[usize::from(norms.of(lead.docs[i + j]))])
+            };
             let inverse = _mm256_loadu_ps(lane_inverses.as_ptr());
             let freqs = _mm256_loadu_si256(lead.freqs.as_ptr().add(i).cast());
             let keys = _mm256_mul_ps(_mm256_cvtepi32_ps(freqs), inverse);

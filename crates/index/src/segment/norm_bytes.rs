@@ -17,6 +17,18 @@ impl<'a> NormBytes<'a> {
         NormBytes { first, bytes }
     }
 
+    /// The first DID of the run.
+    #[inline]
+    pub fn first(&self) -> u32 {
+        self.first
+    }
+
+    /// The bytes, one per DID of the run from [`NormBytes::first`].
+    #[inline]
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
     /// The norm byte of global DID `doc`; 0 for a DID outside the run (the byte of length 0,
     /// as [`crate::segment::DocLengths::of`] reads such a DID).
     #[inline]
