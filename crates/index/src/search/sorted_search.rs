@@ -6,7 +6,7 @@
 //! few cycles, and the count stops at the first group that reaches the target. Used past the
 //! cursor's first probe, where the target is far enough that a scan of one vector missed.
 
-use apcache_codec::Isa;
+use apcache_codec::{Isa, BLOCK_LEN};
 
 /// DIDs compared per step of the scan (four AVX2 vectors).
 const GROUP: usize = 32;
@@ -23,11 +23,95 @@ pub fn count_below(docs: &[u32], target: u32, isa: Isa) -> usize {
     docs.partition_point(|&d| d < target)
 }
 
+/// DIDs of a full block per sample of [`block_samples`].
+pub const SAMPLE_STRIDE: usize = BLOCK_LEN / 8;
+
+/// The last DID of each eighth of a full block: the map [`count_below_in_block`] reads first.
+#[inline]
+pub fn block_samples(docs: &[u32; BLOCK_LEN]) -> [u32; 8] {
+    std::array::from_fn(|i| docs[i * SAMPLE_STRIDE + SAMPLE_STRIDE - 1])
+}
+
+/// The number of DIDs of the full block `docs` (increasing, with `samples` from
+/// [`block_samples`]) below `target`, in two steps without a branch on the data: the samples
+/// below `target` name the eighth that holds the answer, and that eighth's 32 DIDs are
+/// counted. [`count_below`] stops at the first group of 32 that reaches the target, a branch
+/// that a run of searches with scattered targets mispredicts about once per search.
+#[inline]
+pub fn count_below_in_block(
+    docs: &[u32; BLOCK_LEN],
+    samples: &[u32; 8],
+    target: u32,
+    isa: Isa,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present.
+        return unsafe { avx2::count_below_in_block(docs, samples, target) };
+    }
+    let _ = isa;
+    let eighth = samples.iter().filter(|&&s| s < target).count();
+    match docs.get(eighth * SAMPLE_STRIDE..(eighth + 1) * SAMPLE_STRIDE) {
+        Some(group) => eighth * SAMPLE_STRIDE + group.iter().filter(|&&d| d < target).count(),
+        None => BLOCK_LEN,
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::GROUP;
+    use apcache_codec::BLOCK_LEN;
+
+    use super::{GROUP, SAMPLE_STRIDE};
+
+    /// The lanes of `v` below `limit + 1` as -1, the rest 0.
+    #[inline(always)]
+    unsafe fn below(v: __m256i, limit: __m256i) -> __m256i {
+        // x < target  <=>  min(x, target - 1) == x, unsigned.
+        _mm256_cmpeq_epi32(_mm256_min_epu32(v, limit), v)
+    }
+
+    /// The sum of the lanes of `sum`, negated (compares count -1 per hit).
+    #[inline(always)]
+    unsafe fn negated_sum(sum: __m256i) -> usize {
+        let lanes = _mm256_sub_epi32(_mm256_setzero_si256(), sum);
+        let half = _mm_add_epi32(
+            _mm256_castsi256_si128(lanes),
+            _mm256_extracti128_si256::<1>(lanes),
+        );
+        let pair = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
+        let all = _mm_add_epi32(pair, _mm_shuffle_epi32::<0b10_11_00_01>(pair));
+        _mm_cvtsi128_si32(all) as usize
+    }
+
+    /// [`super::count_below_in_block`] with AVX2.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn count_below_in_block(
+        docs: &[u32; BLOCK_LEN],
+        samples: &[u32; 8],
+        target: u32,
+    ) -> usize {
+        if target == 0 {
+            return 0;
+        }
+        let limit = _mm256_set1_epi32((target - 1) as i32);
+        let sampled = below(_mm256_loadu_si256(samples.as_ptr().cast()), limit);
+        let eighth = _mm256_movemask_ps(_mm256_castsi256_ps(sampled)).count_ones() as usize;
+        // Past the last sample (every DID below the target), the last eighth is counted: all
+        // of its 32 DIDs, so the answer is the block's length.
+        let group = docs.as_ptr().add(eighth.min(7) * SAMPLE_STRIDE);
+        // SAFETY: the group's 32 DIDs lie inside the block.
+        let load = |k: usize| below(_mm256_loadu_si256(group.add(8 * k).cast()), limit);
+        let sum = _mm256_add_epi32(
+            _mm256_add_epi32(load(0), load(1)),
+            _mm256_add_epi32(load(2), load(3)),
+        );
+        eighth.min(7) * SAMPLE_STRIDE + negated_sum(sum)
+    }
 
     /// [`super::count_below`] with AVX2.
     ///
@@ -96,6 +180,32 @@ mod tests {
             let expected = docs.iter().filter(|&&d| d < target).count();
             for isa in Isa::all_supported() {
                 prop_assert_eq!(count_below(&docs, target, isa), expected);
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn counts_a_full_block_as_a_scan(
+            first in 0u32..100,
+            gaps in proptest::collection::vec(1u32..24, BLOCK_LEN),
+            target in 0u32..6_300,
+        ) {
+            let mut docs = [first; BLOCK_LEN];
+            for i in 1..BLOCK_LEN {
+                docs[i] = docs[i - 1] + gaps[i];
+            }
+            let samples = block_samples(&docs);
+            let expected = docs.iter().filter(|&&d| d < target).count();
+            for isa in Isa::all_supported() {
+                prop_assert_eq!(count_below_in_block(&docs, &samples, target, isa), expected);
+            }
+            // Every DID of the block as the target, and one past it.
+            for (i, &d) in docs.iter().enumerate() {
+                for isa in Isa::all_supported() {
+                    prop_assert_eq!(count_below_in_block(&docs, &samples, d, isa), i);
+                    prop_assert_eq!(count_below_in_block(&docs, &samples, d + 1, isa), i + 1);
+                }
             }
         }
     }

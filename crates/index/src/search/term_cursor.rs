@@ -382,6 +382,15 @@ impl<'a> TermCursor<'a> {
         &self.docs[self.pos..self.len]
     }
 
+    /// The DIDs of the current block (decoded), from its first posting; empty once exhausted.
+    #[inline]
+    pub fn block_docs(&self) -> &[u32] {
+        if self.doc == NO_MORE_DOCS {
+            return &[];
+        }
+        &self.docs[..self.len]
+    }
+
     /// The skip entry of the current block.
     #[inline]
     pub fn current_entry(&self) -> SkipEntry {
