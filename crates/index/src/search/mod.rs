@@ -9,6 +9,7 @@ mod count;
 mod index_reader;
 mod intersect;
 mod lead_filter;
+mod max_score_window;
 mod node;
 mod postings_source;
 mod pruned;

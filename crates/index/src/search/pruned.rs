@@ -15,13 +15,13 @@ use apcache_codec::BLOCK_LEN;
 
 use super::block_max_and::block_max_and;
 use super::bm25::Bm25;
+use super::max_score_window::MaxScoreWindow;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::term_opener::TermOpener;
 use super::top_k::{Hit, TopK};
 use super::window_accumulator::WindowAccumulator;
 use crate::query::Query;
-use crate::segment::DocLengths;
 use crate::IndexError;
 
 /// Relative margin added to score bounds before comparing them with the threshold.
@@ -162,107 +162,6 @@ fn least_freq(inverse: f32, floor: f32) -> u32 {
     freq
 }
 
-/// Passes over the postings of a lone essential clause that cannot beat the threshold.
-///
-/// With the threshold `t` and the other clauses' maxima summing to `m`, a posting whose
-/// saturation key is below the floor for the score `t - m` ([`key_floor`]) is dropped. The floor,
-/// and the least frequency that reaches it at the current block's shortest length
-/// ([`least_freq`]), are kept until the threshold or the block changes: both cost divisions.
-struct LeadSkipper {
-    threshold: f32,
-    floor: f32,
-    /// The block (by its last DID) that `least` was computed for ([`NO_MORE_DOCS`] once the
-    /// floor changes).
-    block_last: u32,
-    least: u32,
-    /// Postings scanned and found (recent ones weigh most), and calls left without a scan.
-    scanned: u32,
-    found: u32,
-    resting: u32,
-}
-
-/// Calls a [`LeadSkipper`] lets pass without scanning once most postings passed its scans.
-const REST_CALLS: u32 = 32;
-
-impl LeadSkipper {
-    fn new() -> LeadSkipper {
-        LeadSkipper {
-            threshold: f32::NAN,
-            floor: f32::NEG_INFINITY,
-            block_last: NO_MORE_DOCS,
-            least: 0,
-            scanned: 0,
-            found: 0,
-            resting: 0,
-        }
-    }
-
-    /// Moves `cursor` to its first posting, from the current one on, that may beat
-    /// `threshold` with `others_max` from the other clauses. A block in which no frequency can
-    /// reach the floor is passed over without decoding its frequencies; in the others,
-    /// frequencies are compared first and lengths are looked up only for those that pass.
-    fn skip(
-        &mut self,
-        cursor: &mut TermCursor<'_>,
-        lengths: &DocLengths<'_>,
-        bm25: &Bm25,
-        threshold: f32,
-        others_max: f64,
-    ) -> Result<(), IndexError> {
-        if self.threshold.to_bits() != threshold.to_bits() {
-            self.threshold = threshold;
-            self.floor = key_floor(
-                cursor.weight(),
-                Some(lead_floor(threshold, others_max) as f32),
-            );
-            self.block_last = NO_MORE_DOCS;
-        }
-        if self.resting > 0 {
-            self.resting -= 1;
-            return Ok(());
-        }
-        let floor = self.floor;
-        let mut looked = 0;
-        while cursor.doc() != NO_MORE_DOCS {
-            let entry = cursor.current_entry();
-            if entry.last_doc != self.block_last {
-                self.block_last = entry.last_doc;
-                self.least = least_freq(bm25.norm_inverse(entry.min_doc_len), floor);
-            }
-            let least = self.least;
-            if least > entry.max_freq {
-                cursor.advance(entry.last_doc.saturating_add(1))?;
-                continue;
-            }
-            let (docs, freqs, pos) = cursor.current_block()?;
-            let reaching = (pos..docs.len()).find(|&p| {
-                freqs[p] >= least
-                    && Bm25::key_of(freqs[p], bm25.norm_inverse_of(lengths, docs[p])) >= floor
-            });
-            match reaching {
-                Some(p) => {
-                    looked += p - pos + 1;
-                    self.scanned = self.scanned / 2 + looked as u32;
-                    self.found = self.found / 2 + 1;
-                    if self.found * 2 > self.scanned {
-                        // Most postings pass (a low threshold): the scans cost more than
-                        // they save; rest a while.
-                        self.resting = REST_CALLS;
-                    }
-                    cursor.step_within_block(p - pos);
-                    return Ok(());
-                }
-                None => {
-                    let rest = docs.len() - pos;
-                    looked += rest;
-                    cursor.consume(rest)?;
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
 /// The bits of `value` as a `u32` that orders as `f32::total_cmp` orders the values.
 fn ordered_bits(value: f32) -> u32 {
     let bits = value.to_bits();
@@ -271,15 +170,6 @@ fn ordered_bits(value: f32) -> u32 {
     } else {
         bits | 1 << 31
     }
-}
-
-/// Sums clause scores in clause order, as the exhaustive evaluator does.
-fn sum_in_order(scores: &[Option<f32>]) -> f32 {
-    let mut sum = 0f64;
-    for s in scores.iter().flatten() {
-        sum += f64::from(*s);
-    }
-    sum as f32
 }
 
 /// Evaluates `shape` over the segment of `opener` into `top`; `best_postings` lets block
@@ -314,7 +204,7 @@ pub fn search(
             if clauses.len() == 1 && exclusions.is_empty() {
                 single_term(&mut clauses[0].cursor, bm25, top)?
             } else {
-                max_score(&mut clauses, terms.len(), &mut exclusions, bm25, top)?
+                max_score(&mut clauses, &mut exclusions, bm25, top)?
             }
         }
         Shape::And(..) => {
@@ -420,10 +310,12 @@ fn single_term(
     Ok(outcome)
 }
 
-/// Block-max MaxScore over a disjunction.
+/// Block-max MaxScore over a disjunction: until the top k is full, or while every clause is
+/// essential by its maximum score, windows of every clause are scored exhaustively
+/// ([`WindowAccumulator`]); after that, a window at a time with the clauses split again by
+/// their block bounds in the window ([`MaxScoreWindow`]).
 fn max_score(
     clauses: &mut [Clause<'_>],
-    positions: usize,
     exclusions: &mut [TermCursor<'_>],
     bm25: &Bm25,
     top: &mut TopK,
@@ -439,7 +331,6 @@ fn max_score(
     let mut by_position: Vec<usize> = (0..clauses.len()).collect();
     by_position.sort_by_key(|&ci| clauses[ci].position);
     let mut accumulator = WindowAccumulator::new();
-    let mut scores = vec![None; positions];
     let (mut evaluated, mut complete) = (0u64, true);
     let lengths = match clauses.first() {
         Some(c) => c.cursor.segment().doc_lengths(),
@@ -450,10 +341,7 @@ fn max_score(
             })
         }
     };
-    let mut skipper = LeadSkipper::new();
-    // The current window [.., window_end] of block bounds, valid for `window_threshold`.
-    let mut window_end = 0u32;
-    let mut window_open = false;
+    let mut window = MaxScoreWindow::new(clauses.len());
     loop {
         let threshold = top.threshold();
         // Clauses 0..essential cannot reach the threshold on their own: only documents of the
@@ -466,20 +354,6 @@ fn max_score(
             complete = false;
             break;
         }
-        if essential > 0 {
-            complete = false;
-            if let (true, Some(threshold)) = (essential + 1 == clauses.len(), threshold) {
-                // One essential clause: its postings that cannot beat the threshold even with
-                // every other clause's maximum are passed over a block at a time.
-                skipper.skip(
-                    &mut clauses[essential].cursor,
-                    &lengths,
-                    bm25,
-                    threshold,
-                    prefix[essential - 1],
-                )?;
-            }
-        }
         let doc = clauses[essential..]
             .iter()
             .map(|c| c.cursor.doc())
@@ -488,79 +362,35 @@ fn max_score(
         if doc == NO_MORE_DOCS {
             break;
         }
-        if essential == 0 {
-            // Every clause is essential: nothing can be pruned, so score a window of DIDs at
-            // a time.
-            evaluated += accumulator.score_window(
-                clauses,
-                &by_position,
-                exclusions,
-                &lengths,
-                bm25,
-                doc,
-                top,
-            )?;
-            window_open = false;
-            continue;
-        }
-        // Block bound of the window [doc, up_to] over every clause; a window that can beat the
-        // threshold is not re-examined until `doc` leaves it.
-        if threshold.is_some() && !(window_open && doc <= window_end) {
-            let mut up_to = NO_MORE_DOCS;
-            let mut bound = 0f64;
-            for c in clauses.iter_mut() {
-                if let Some((last, block_bound)) = c.cursor.shallow_advance(doc, bm25) {
-                    up_to = up_to.min(last);
-                    bound += f64::from(block_bound);
+        match threshold.filter(|_| essential > 0) {
+            // Until the top k is full nothing can be pruned: every document is scored.
+            None => {
+                evaluated += accumulator.score_window(
+                    clauses,
+                    &by_position,
+                    exclusions,
+                    &lengths,
+                    bm25,
+                    doc,
+                    top,
+                )?;
+            }
+            Some(threshold) => {
+                let outcome = window.score(
+                    clauses,
+                    essential,
+                    &by_position,
+                    exclusions,
+                    &lengths,
+                    bm25,
+                    doc,
+                    threshold,
+                    top,
+                )?;
+                evaluated += outcome.offered;
+                if outcome.pruned || essential > 0 {
+                    complete = false;
                 }
-            }
-            window_open = can_beat(bound, threshold);
-            window_end = up_to;
-            if !window_open {
-                complete = false;
-                let target = up_to.saturating_add(1);
-                for c in &mut clauses[essential..] {
-                    c.cursor.advance(target)?;
-                }
-                continue;
-            }
-        }
-        scores.iter_mut().for_each(|s| *s = None);
-        let mut score = 0f64;
-        // One length lookup for all the document's terms.
-        let inverse = bm25.norm_inverse_of(&lengths, doc);
-        for c in &mut clauses[essential..] {
-            if c.cursor.doc() == doc {
-                let s = c.cursor.score_with_inverse(bm25, inverse)?;
-                scores[c.position] = Some(s);
-                score += f64::from(s);
-            }
-        }
-        let mut dropped = false;
-        for i in (0..essential).rev() {
-            if !can_beat(score + prefix[i], threshold) {
-                dropped = true;
-                break;
-            }
-            let c = &mut clauses[i];
-            if c.cursor.advance(doc)? == doc {
-                let s = c.cursor.score_with_inverse(bm25, inverse)?;
-                scores[c.position] = Some(s);
-                score += f64::from(s);
-            }
-        }
-        if dropped {
-            complete = false;
-        } else if !excluded(exclusions, doc)? {
-            evaluated += 1;
-            top.push(Hit {
-                doc,
-                score: sum_in_order(&scores),
-            });
-        }
-        for c in &mut clauses[essential..] {
-            if c.cursor.doc() == doc {
-                c.cursor.next_doc()?;
             }
         }
     }

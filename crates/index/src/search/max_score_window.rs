@@ -1,0 +1,286 @@
+//! Block-max MaxScore a window of DIDs at a time, once some clause can be pruned.
+//!
+//! Document at a time, MaxScore pays per candidate a minimum over the essential cursors, a
+//! score whose division feeds a branch, and a test per non-essential clause, each a branch
+//! the predictor cannot learn. Here a window is cut at the end of the current block of the
+//! essential clauses (at most [`WINDOW`] DIDs), and each clause is bounded over the window by
+//! its blocks' score bounds. The clauses are split again for the window alone: sorted by
+//! those bounds, the longest prefix whose bounds sum below the threshold is non-essential
+//! here, often more clauses than the global maxima allow (a frequent term's blocks differ
+//! widely). Then, as Lucene's `MaxScoreBulkScorer` does:
+//! 1. each essential clause adds the scores of its postings in the window into an array, a
+//!    block at a time with no branch per posting (one essential clause alone first drops the
+//!    postings whose saturation key cannot reach the threshold with every other bound);
+//! 2. each matched document, in DID order, is dropped once its partial score plus the
+//!    remaining bounds cannot beat the threshold, and otherwise looks up the non-essential
+//!    clauses, highest bound first;
+//! 3. a document that may enter is scored again by summing its clause scores in query order,
+//!    as the exhaustive evaluator sums them, so both return the same top k to the bit.
+
+use super::bm25::Bm25;
+use super::pruned::{can_beat, excluded, key_floor, lead_floor, Clause};
+use super::term_cursor::{TermCursor, NO_MORE_DOCS};
+use super::top_k::{Hit, TopK};
+use super::window_accumulator::WINDOW;
+use crate::segment::DocLengths;
+use crate::IndexError;
+
+/// What one window did.
+pub(super) struct WindowOutcome {
+    /// Documents offered to the top k.
+    pub(super) offered: u64,
+    /// Whether some document of the window was passed over on its bound.
+    pub(super) pruned: bool,
+}
+
+/// The per-window arrays of [`MaxScoreWindow::score`], reused across windows.
+pub(super) struct MaxScoreWindow {
+    /// The essential clauses' summed scores per DID of the window (any order: these only
+    /// decide what to look at, with the bound margin).
+    sums: Vec<f64>,
+    /// DIDs of the window some essential clause holds.
+    matched: Vec<u64>,
+    /// Per clause (`ci * WINDOW` on), its score at each DID of the window it holds, and
+    /// (`held`, `ci * WINDOW / 64` on) which those are.
+    scores: Vec<f32>,
+    held: Vec<u64>,
+    /// Clause indices by window bound, ascending, and the running sums of those bounds.
+    order: Vec<usize>,
+    bounds: Vec<f64>,
+    prefix: Vec<f64>,
+}
+
+const WORDS: usize = WINDOW as usize / 64;
+
+impl MaxScoreWindow {
+    pub(super) fn new(clauses: usize) -> MaxScoreWindow {
+        MaxScoreWindow {
+            sums: vec![0.0; WINDOW as usize],
+            matched: vec![0; WORDS],
+            scores: vec![0.0; clauses * WINDOW as usize],
+            held: vec![0; clauses * WORDS],
+            order: Vec::with_capacity(clauses),
+            bounds: vec![0.0; clauses],
+            prefix: Vec::with_capacity(clauses),
+        }
+    }
+
+    /// Evaluates the window that starts at `start` (the least DID of the globally essential
+    /// clauses `clauses[essential..]`) against `threshold`, offers what may enter to `top`,
+    /// and leaves every essential clause past the window.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn score(
+        &mut self,
+        clauses: &mut [Clause<'_>],
+        essential: usize,
+        by_position: &[usize],
+        exclusions: &mut [TermCursor<'_>],
+        lengths: &DocLengths<'_>,
+        bm25: &Bm25,
+        start: u32,
+        threshold: f32,
+        top: &mut TopK,
+    ) -> Result<WindowOutcome, IndexError> {
+        // The window ends with the first block end of an essential clause.
+        let mut end = start.saturating_add(WINDOW - 1);
+        for c in &mut clauses[essential..] {
+            if let Some((last, _)) = c.cursor.shallow_advance(start, bm25) {
+                end = end.min(last);
+            }
+        }
+        for (ci, c) in clauses.iter_mut().enumerate() {
+            self.bounds[ci] = c
+                .cursor
+                .max_bound_through(start, end, bm25)
+                .map_or(0.0, f64::from);
+        }
+        self.order.clear();
+        self.order.extend(0..clauses.len());
+        let bounds = &self.bounds;
+        self.order
+            .sort_unstable_by(|&a, &b| bounds[a].total_cmp(&bounds[b]));
+        self.prefix.clear();
+        let mut sum = 0f64;
+        for &ci in &self.order {
+            sum += self.bounds[ci];
+            self.prefix.push(sum);
+        }
+        let threshold_at = Some(threshold);
+        // Clauses order[..split] cannot reach the threshold on their own in this window.
+        let split = self
+            .prefix
+            .iter()
+            .position(|&p| can_beat(p, threshold_at))
+            .unwrap_or(clauses.len());
+        let mut outcome = WindowOutcome {
+            offered: 0,
+            pruned: split > 0,
+        };
+        if split < clauses.len() {
+            let others = if split > 0 {
+                self.prefix[split - 1]
+            } else {
+                0.0
+            };
+            // One essential clause: its postings whose key cannot reach the threshold with
+            // every other clause's bound are not added.
+            let lone = split + 1 == clauses.len();
+            let lone_floor = |weight: f32| {
+                if lone {
+                    key_floor(weight, Some(lead_floor(threshold, others) as f32))
+                } else {
+                    f32::NEG_INFINITY
+                }
+            };
+            for k in split..clauses.len() {
+                let ci = self.order[k];
+                let floor = lone_floor(clauses[ci].cursor.weight());
+                outcome.pruned |= floor > f32::NEG_INFINITY;
+                self.accumulate(
+                    ci,
+                    &mut clauses[ci].cursor,
+                    lengths,
+                    bm25,
+                    start,
+                    end,
+                    floor,
+                )?;
+            }
+            outcome.offered = self.visit_matches(
+                clauses,
+                split,
+                by_position,
+                exclusions,
+                lengths,
+                bm25,
+                start,
+                top,
+                &mut outcome.pruned,
+            )?;
+        }
+        // Every essential clause leaves the window (those non-essential in it are behind).
+        let past = end.saturating_add(1);
+        for c in &mut clauses[essential..] {
+            if c.cursor.doc() < past {
+                c.cursor.advance(past)?;
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Adds the scores of clause `ci`'s postings in `[start, end]` whose saturation key
+    /// reaches `floor` into the window, and moves the cursor past `end`.
+    #[allow(clippy::too_many_arguments)]
+    fn accumulate(
+        &mut self,
+        ci: usize,
+        cursor: &mut TermCursor<'_>,
+        lengths: &DocLengths<'_>,
+        bm25: &Bm25,
+        start: u32,
+        end: u32,
+        floor: f32,
+    ) -> Result<(), IndexError> {
+        let weight = cursor.weight();
+        let scores = &mut self.scores[ci * WINDOW as usize..(ci + 1) * WINDOW as usize];
+        let held = &mut self.held[ci * WORDS..(ci + 1) * WORDS];
+        if cursor.doc() < start {
+            cursor.advance(start)?;
+        }
+        while cursor.doc() <= end && cursor.doc() != NO_MORE_DOCS {
+            let (docs, freqs, pos) = cursor.current_block()?;
+            let (docs, freqs) = (&docs[pos..], &freqs[pos..]);
+            let inside = match end.checked_add(1) {
+                Some(past) => docs.partition_point(|&d| d < past),
+                None => docs.len(),
+            };
+            for (&doc, &freq) in docs[..inside].iter().zip(&freqs[..inside]) {
+                let key = Bm25::key_of(freq, bm25.norm_inverse_of(lengths, doc));
+                if key < floor {
+                    continue;
+                }
+                let score = bm25.score_of_key(weight, key);
+                let at = (doc - start) as usize;
+                self.sums[at] += f64::from(score);
+                self.matched[at >> 6] |= 1 << (at & 63);
+                scores[at] = score;
+                held[at >> 6] |= 1 << (at & 63);
+            }
+            if inside < docs.len() {
+                cursor.step_within_block(inside);
+                break;
+            }
+            cursor.consume(inside)?;
+        }
+        Ok(())
+    }
+
+    /// Visits the window's matched documents in DID order (clearing them): completes each
+    /// that may still beat the threshold with the non-essential clauses `order[..split]`,
+    /// and offers those that may enter. Returns how many were offered.
+    #[allow(clippy::too_many_arguments)]
+    fn visit_matches(
+        &mut self,
+        clauses: &mut [Clause<'_>],
+        split: usize,
+        by_position: &[usize],
+        exclusions: &mut [TermCursor<'_>],
+        lengths: &DocLengths<'_>,
+        bm25: &Bm25,
+        start: u32,
+        top: &mut TopK,
+        pruned: &mut bool,
+    ) -> Result<u64, IndexError> {
+        let mut offered = 0;
+        for w in 0..WORDS {
+            let mut bits = std::mem::take(&mut self.matched[w]);
+            while bits != 0 {
+                let at = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let mut score = std::mem::take(&mut self.sums[at]);
+                let doc = start + at as u32;
+                let threshold = top.threshold();
+                let mut dropped = false;
+                let mut inverse = None;
+                for k in (0..split).rev() {
+                    if !can_beat(score + self.prefix[k], threshold) {
+                        dropped = true;
+                        break;
+                    }
+                    let ci = self.order[k];
+                    let cursor = &mut clauses[ci].cursor;
+                    if cursor.advance(doc)? == doc {
+                        let inverse =
+                            *inverse.get_or_insert_with(|| bm25.norm_inverse_of(lengths, doc));
+                        let s = cursor.score_with_inverse(bm25, inverse)?;
+                        score += f64::from(s);
+                        self.scores[ci * WINDOW as usize + at] = s;
+                        self.held[ci * WORDS + w] |= 1 << (at & 63);
+                    }
+                }
+                // The clause scores, summed in query order, and cleared.
+                let mut total = 0f64;
+                for &ci in by_position {
+                    let word = &mut self.held[ci * WORDS + w];
+                    if *word >> (at & 63) & 1 == 1 {
+                        *word &= !(1 << (at & 63));
+                        total += f64::from(self.scores[ci * WINDOW as usize + at]);
+                    }
+                }
+                if dropped {
+                    *pruned = true;
+                    continue;
+                }
+                if !exclusions.is_empty() && excluded(exclusions, doc)? {
+                    continue;
+                }
+                offered += 1;
+                top.push(Hit {
+                    doc,
+                    score: total as f32,
+                });
+            }
+        }
+        Ok(offered)
+    }
+}
