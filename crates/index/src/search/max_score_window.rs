@@ -21,7 +21,7 @@ use super::bm25::Bm25;
 use super::pruned::{can_beat, excluded, key_floor, lead_floor, Clause};
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::top_k::{Hit, TopK};
-use super::window_accumulator::WINDOW;
+use super::window_accumulator::{WindowAccumulator, WINDOW};
 use crate::segment::DocLengths;
 use crate::IndexError;
 
@@ -48,6 +48,8 @@ pub(super) struct MaxScoreWindow {
     order: Vec<usize>,
     bounds: Vec<f64>,
     prefix: Vec<f64>,
+    /// Windows where no clause can be pruned are scored whole.
+    exhaustive: WindowAccumulator,
 }
 
 const WORDS: usize = WINDOW as usize / 64;
@@ -62,12 +64,13 @@ impl MaxScoreWindow {
             order: Vec::with_capacity(clauses),
             bounds: vec![0.0; clauses],
             prefix: Vec::with_capacity(clauses),
+            exhaustive: WindowAccumulator::new(),
         }
     }
 
     /// Evaluates the window that starts at `start` (the least DID of the globally essential
-    /// clauses `clauses[essential..]`) against `threshold`, offers what may enter to `top`,
-    /// and leaves every essential clause past the window.
+    /// clauses `clauses[essential..]`) against `threshold` (none: nothing can be pruned yet),
+    /// offers what may enter to `top`, and leaves every essential clause past the window.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn score(
         &mut self,
@@ -78,9 +81,24 @@ impl MaxScoreWindow {
         lengths: &DocLengths<'_>,
         bm25: &Bm25,
         start: u32,
-        threshold: f32,
+        threshold: Option<f32>,
         top: &mut TopK,
     ) -> Result<WindowOutcome, IndexError> {
+        let Some(threshold) = threshold else {
+            let offered = self.exhaustive.score_window(
+                clauses,
+                by_position,
+                exclusions,
+                lengths,
+                bm25,
+                start,
+                top,
+            )?;
+            return Ok(WindowOutcome {
+                offered,
+                pruned: false,
+            });
+        };
         // The window ends with the first block end of an essential clause.
         let mut end = start.saturating_add(WINDOW - 1);
         for c in &mut clauses[essential..] {
@@ -116,7 +134,25 @@ impl MaxScoreWindow {
             offered: 0,
             pruned: split > 0,
         };
-        if split < clauses.len() {
+        if split == 0 {
+            // Nothing to prune here: every document of a window as wide as the accumulator's
+            // is scored, all clauses from `start` on.
+            for c in clauses.iter_mut() {
+                if c.cursor.doc() < start {
+                    c.cursor.advance(start)?;
+                }
+            }
+            outcome.offered = self.exhaustive.score_window(
+                clauses,
+                by_position,
+                exclusions,
+                lengths,
+                bm25,
+                start,
+                top,
+            )?;
+            return Ok(outcome);
+        } else if split < clauses.len() {
             let others = if split > 0 {
                 self.prefix[split - 1]
             } else {
@@ -169,7 +205,8 @@ impl MaxScoreWindow {
     }
 
     /// Adds the scores of clause `ci`'s postings in `[start, end]` whose saturation key
-    /// reaches `floor` into the window, and moves the cursor past `end`.
+    /// reaches `floor` into the window, and each one's score apart, and moves the cursor past
+    /// `end`.
     #[allow(clippy::too_many_arguments)]
     fn accumulate(
         &mut self,

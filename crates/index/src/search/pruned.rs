@@ -20,7 +20,6 @@ use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::term_opener::TermOpener;
 use super::top_k::{Hit, TopK};
-use super::window_accumulator::WindowAccumulator;
 use crate::query::Query;
 use crate::IndexError;
 
@@ -310,10 +309,7 @@ fn single_term(
     Ok(outcome)
 }
 
-/// Block-max MaxScore over a disjunction: until the top k is full, or while every clause is
-/// essential by its maximum score, windows of every clause are scored exhaustively
-/// ([`WindowAccumulator`]); after that, a window at a time with the clauses split again by
-/// their block bounds in the window ([`MaxScoreWindow`]).
+/// Block-max MaxScore over a disjunction, a window at a time ([`MaxScoreWindow`]).
 fn max_score(
     clauses: &mut [Clause<'_>],
     exclusions: &mut [TermCursor<'_>],
@@ -330,7 +326,6 @@ fn max_score(
     }
     let mut by_position: Vec<usize> = (0..clauses.len()).collect();
     by_position.sort_by_key(|&ci| clauses[ci].position);
-    let mut accumulator = WindowAccumulator::new();
     let (mut evaluated, mut complete) = (0u64, true);
     let lengths = match clauses.first() {
         Some(c) => c.cursor.segment().doc_lengths(),
@@ -362,36 +357,20 @@ fn max_score(
         if doc == NO_MORE_DOCS {
             break;
         }
-        match threshold.filter(|_| essential > 0) {
-            // Until the top k is full nothing can be pruned: every document is scored.
-            None => {
-                evaluated += accumulator.score_window(
-                    clauses,
-                    &by_position,
-                    exclusions,
-                    &lengths,
-                    bm25,
-                    doc,
-                    top,
-                )?;
-            }
-            Some(threshold) => {
-                let outcome = window.score(
-                    clauses,
-                    essential,
-                    &by_position,
-                    exclusions,
-                    &lengths,
-                    bm25,
-                    doc,
-                    threshold,
-                    top,
-                )?;
-                evaluated += outcome.offered;
-                if outcome.pruned || essential > 0 {
-                    complete = false;
-                }
-            }
+        let outcome = window.score(
+            clauses,
+            essential,
+            &by_position,
+            exclusions,
+            &lengths,
+            bm25,
+            doc,
+            threshold,
+            top,
+        )?;
+        evaluated += outcome.offered;
+        if outcome.pruned || essential > 0 {
+            complete = false;
         }
     }
     Ok(Outcome {
