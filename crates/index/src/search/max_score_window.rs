@@ -85,19 +85,7 @@ impl MaxScoreWindow {
         top: &mut TopK,
     ) -> Result<WindowOutcome, IndexError> {
         let Some(threshold) = threshold else {
-            let offered = self.exhaustive.score_window(
-                clauses,
-                by_position,
-                exclusions,
-                lengths,
-                bm25,
-                start,
-                top,
-            )?;
-            return Ok(WindowOutcome {
-                offered,
-                pruned: false,
-            });
+            return self.whole(clauses, by_position, exclusions, lengths, bm25, start, top);
         };
         // The window ends with the first block end of an essential clause.
         let mut end = start.saturating_add(WINDOW - 1);
@@ -135,23 +123,7 @@ impl MaxScoreWindow {
             pruned: split > 0,
         };
         if split == 0 {
-            // Nothing to prune here: every document of a window as wide as the accumulator's
-            // is scored, all clauses from `start` on.
-            for c in clauses.iter_mut() {
-                if c.cursor.doc() < start {
-                    c.cursor.advance(start)?;
-                }
-            }
-            outcome.offered = self.exhaustive.score_window(
-                clauses,
-                by_position,
-                exclusions,
-                lengths,
-                bm25,
-                start,
-                top,
-            )?;
-            return Ok(outcome);
+            return self.whole(clauses, by_position, exclusions, lengths, bm25, start, top);
         } else if split < clauses.len() {
             let others = if split > 0 {
                 self.prefix[split - 1]
@@ -202,6 +174,40 @@ impl MaxScoreWindow {
             }
         }
         Ok(outcome)
+    }
+
+    /// Scores every document of every clause in a window as wide as the accumulator's from
+    /// `start` on (nothing can be pruned there), bringing the clauses left behind (those
+    /// non-essential until now) up to `start` first.
+    #[allow(clippy::too_many_arguments)]
+    fn whole(
+        &mut self,
+        clauses: &mut [Clause<'_>],
+        by_position: &[usize],
+        exclusions: &mut [TermCursor<'_>],
+        lengths: &DocLengths<'_>,
+        bm25: &Bm25,
+        start: u32,
+        top: &mut TopK,
+    ) -> Result<WindowOutcome, IndexError> {
+        for c in clauses.iter_mut() {
+            if c.cursor.doc() < start {
+                c.cursor.advance(start)?;
+            }
+        }
+        let offered = self.exhaustive.score_window(
+            clauses,
+            by_position,
+            exclusions,
+            lengths,
+            bm25,
+            start,
+            top,
+        )?;
+        Ok(WindowOutcome {
+            offered,
+            pruned: false,
+        })
     }
 
     /// Adds the scores of clause `ci`'s postings in `[start, end]` whose saturation key

@@ -122,12 +122,10 @@ mod avx2 {
         if target == 0 {
             return 0;
         }
-        // x < target  <=>  min(x, target - 1) == x, unsigned.
         let limit = _mm256_set1_epi32((target - 1) as i32);
         let below = |at: usize| {
             // SAFETY: callers pass at + 8 <= docs.len().
-            let v = _mm256_loadu_si256(docs.as_ptr().add(at).cast());
-            _mm256_cmpeq_epi32(_mm256_min_epu32(v, limit), v)
+            below(_mm256_loadu_si256(docs.as_ptr().add(at).cast()), limit)
         };
         let mut at = 0;
         let mut count = 0usize;
@@ -136,15 +134,7 @@ mod avx2 {
                 _mm256_add_epi32(below(at), below(at + 8)),
                 _mm256_add_epi32(below(at + 16), below(at + 24)),
             );
-            // Each lane holds minus its count (compares give -1).
-            let lanes = _mm256_sub_epi32(_mm256_setzero_si256(), sum);
-            let half = _mm_add_epi32(
-                _mm256_castsi256_si128(lanes),
-                _mm256_extracti128_si256::<1>(lanes),
-            );
-            let pair = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
-            let all = _mm_add_epi32(pair, _mm_shuffle_epi32::<0b10_11_00_01>(pair));
-            let group = _mm_cvtsi128_si32(all) as usize;
+            let group = negated_sum(sum);
             count += group;
             if group < GROUP {
                 return count;
