@@ -291,7 +291,6 @@ pub fn run(
                        progress: &mut dyn FnMut(&str)|
      -> Result<(), ApcacheExperimentError> {
         let mut args: Vec<String> = vec![
-            "bench".into(),
             "queries".into(),
             index.clone(),
             "--queries".into(),

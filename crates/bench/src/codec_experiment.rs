@@ -496,7 +496,7 @@ fn cachegrind(
             "--cachegrind-out-file=/dev/null",
         ])
         .arg(binary)
-        .args(["bench", "queries"])
+        .arg("queries")
         .arg(index)
         .arg("--queries")
         .arg(queries)

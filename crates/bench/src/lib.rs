@@ -7,7 +7,7 @@ pub mod codec_bench;
 pub mod codec_experiment;
 pub mod index_bench;
 pub mod line_chart;
-pub mod page_cache;
+pub use apcache_tier::page_cache;
 pub mod peer_engines;
 pub mod peers;
 pub mod plot;

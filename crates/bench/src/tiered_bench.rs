@@ -3,25 +3,18 @@
 //! measurements the design is judged by: QPS and latency, cache hits and misses, bytes read
 //! from storage, how far the prefetcher runs ahead, and the peak DRAM of the process.
 //!
-//! Order of set-up, which the DRAM accounting depends on: the tier region is created and
-//! populated first (its pages are charged to the cgroup the process starts in, outside the
-//! budget, as a tier on a real second memory would be), then the process joins a fresh memory
-//! cgroup with the limit, then the index's files are dropped from the page cache, so every
-//! index page read from then on is charged to the budget.
+//! The serving path itself is assembled by [`ServingStack`] (tier, cache, budget, reader);
+//! this module runs the repetitions and reports them.
 
 use std::path::{Path, PathBuf};
 
 use apcache_index::query::Query;
-use apcache_index::search::{IndexReader, SearchOptions};
+use apcache_index::search::SearchOptions;
 use apcache_index::IndexError;
-use apcache_tier::cgroup::{format_bytes, process_peak_rss, MemoryCgroup};
-use apcache_tier::loader::{open_loader, Emulation, LoaderKind, LoaderOptions};
-use apcache_tier::region::{TierRegion, TierSpec};
-use apcache_tier::serving::{postings_paths, LookaheadSample, Server};
-use apcache_tier::term_layout::TermLayout;
-use apcache_tier::{
-    CacheError, CacheOptions, PostingsCache, ServeConfig, ServeReport, ServingMode,
-};
+use apcache_tier::cgroup::{process_peak_rss, MemoryCgroup};
+use apcache_tier::serving::{LookaheadSample, Server};
+use apcache_tier::stack::{ServingConfig, ServingStack, StackError};
+use apcache_tier::{CacheError, CacheOptions, ServeConfig, ServeReport};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -30,8 +23,8 @@ use crate::page_cache;
 /// Everything a tiered run needs besides the index and the queries.
 #[derive(Debug, Clone)]
 pub struct TieredConfig {
-    /// The serving configuration.
-    pub mode: ServingMode,
+    /// How the index is served (mode, tier, cache, loader, DRAM budget).
+    pub serving: ServingConfig,
     /// Query threads.
     pub threads: usize,
     /// What each query asks for.
@@ -43,34 +36,12 @@ pub struct TieredConfig {
     /// Drop the index from the page cache before every repetition (the cache tier keeps
     /// what it holds).
     pub cold: bool,
-    /// Bytes of the cache tier (cache modes).
-    pub cache_bytes: Option<u64>,
-    /// Where the tier lives.
-    pub tier: TierSpec,
-    /// A tier file populated by another process beforehand (used instead of `tier`).
-    pub tier_file: Option<PathBuf>,
-    /// The cache's segment size, eviction policy and queued-query guard.
-    pub cache: CacheOptions,
-    /// How the worker reads postings from storage.
-    pub loader: LoaderKind,
-    /// The loader's buffers and an optional emulated slow device.
-    pub loader_options: LoaderOptions,
-    /// The DRAM budget (a memory cgroup the process joins).
-    pub memory_limit: Option<u64>,
-    /// Where the term metadata and norms are read from: `None` from storage (through the
-    /// page cache, inside the budget), else copies placed in this directory (a tier mount)
-    /// before the budget applies.
-    pub metadata_dir: Option<PathBuf>,
-    /// Copy the metadata into `metadata_dir` after joining the budget's cgroup, so that its
-    /// (tmpfs) pages are charged to the budget: the metadata held in DRAM, the third
-    /// placement beside storage and the tier.
-    pub metadata_in_budget: bool,
 }
 
 impl Default for TieredConfig {
     fn default() -> Self {
         TieredConfig {
-            mode: ServingMode::Base,
+            serving: ServingConfig::default(),
             threads: 1,
             search: SearchOptions {
                 k: 1024,
@@ -79,64 +50,7 @@ impl Default for TieredConfig {
             warmup: 0,
             repeat: 2,
             cold: false,
-            cache_bytes: None,
-            tier: TierSpec::Directory(PathBuf::from("/dev/shm")),
-            tier_file: None,
-            cache: CacheOptions::default(),
-            loader: LoaderKind::Direct,
-            loader_options: LoaderOptions::default(),
-            memory_limit: None,
-            metadata_dir: None,
-            metadata_in_budget: false,
         }
-    }
-}
-
-/// Copies of an index's metadata files in a tier directory, removed when dropped.
-struct PlacedMetadata {
-    dir: PathBuf,
-}
-
-impl PlacedMetadata {
-    /// The metadata files of the index at `index`: where each is, and its name.
-    fn sources(index: &Path) -> Result<Vec<(PathBuf, String)>, TieredError> {
-        let manifest = apcache_index::Manifest::load(index)?;
-        let mut files = Vec::new();
-        for segment in &manifest.segments {
-            for kind in apcache_index::segment::METADATA_FILES {
-                if let Some(file) = segment.file(kind) {
-                    files.push((segment.directory(index).join(&file.name), file.name.clone()));
-                }
-            }
-        }
-        Ok(files)
-    }
-
-    /// The size of the metadata files of the index at `index`.
-    fn bytes(index: &Path) -> Result<u64, TieredError> {
-        let mut bytes = 0;
-        for (path, _) in PlacedMetadata::sources(index)? {
-            bytes += std::fs::metadata(&path)
-                .map_err(TieredError::PageCache)?
-                .len();
-        }
-        Ok(bytes)
-    }
-
-    fn copy(index: &Path, tier_dir: &Path) -> Result<PlacedMetadata, TieredError> {
-        let dir = tier_dir.join(format!("apcache-metadata-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(TieredError::PageCache)?;
-        let placed = PlacedMetadata { dir };
-        for (from, name) in PlacedMetadata::sources(index)? {
-            std::fs::copy(&from, placed.dir.join(name)).map_err(TieredError::PageCache)?;
-        }
-        Ok(placed)
-    }
-}
-
-impl Drop for PlacedMetadata {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -149,15 +63,12 @@ pub enum TieredError {
     /// The cache, tier or loaders could not be set up, or serving failed.
     #[error(transparent)]
     Cache(#[from] CacheError),
-    /// The tier region could not be made.
+    /// The serving stack could not be assembled.
     #[error(transparent)]
-    Tier(#[from] apcache_tier::error::TierError),
+    Stack(#[from] StackError),
     /// A page-cache operation failed.
     #[error("page cache: {0}")]
     PageCache(std::io::Error),
-    /// The configuration cannot work.
-    #[error("{0}")]
-    Config(String),
 }
 
 /// One measured repetition.
@@ -275,36 +186,6 @@ pub fn search_bytes(dir: &Path) -> Result<u64, IndexError> {
     .sum())
 }
 
-/// Segments the largest term of the index needs in a cache of `segment_size` segments.
-pub fn largest_term_segments(
-    reader: &IndexReader,
-    segment_size: usize,
-) -> Result<u32, TieredError> {
-    let mut most = 0;
-    let mut layout = TermLayout::default();
-    for segment in reader.segments() {
-        // The largest term by bytes needs the most segments, up to the slack the packing
-        // leaves (at most one segment per block in the worst case); measure the few
-        // largest exactly.
-        let mut largest: Vec<(u64, u64)> = Vec::new();
-        for ordinal in 0..segment.meta().terms {
-            let info = segment.term_info(ordinal)?;
-            largest.push((info.postings_bytes() + info.blocks() as u64 * 8, ordinal));
-            if largest.len() > 64 {
-                largest.sort_unstable_by(|a, b| b.cmp(a));
-                largest.truncate(16);
-            }
-        }
-        largest.sort_unstable_by(|a, b| b.cmp(a));
-        for &(_, ordinal) in largest.iter().take(16) {
-            let info = segment.term_info(ordinal)?;
-            layout.plan_into(&info, segment.term_skip_entries(&info)?, segment_size)?;
-            most = most.max(layout.segments);
-        }
-    }
-    Ok(most)
-}
-
 fn percentile_us(histogram: &Histogram<u64>, q: f64) -> f64 {
     histogram.value_at_quantile(q) as f64 / 1000.0
 }
@@ -348,125 +229,20 @@ pub fn run_tiered(
     config: &TieredConfig,
     mut progress: impl FnMut(&str),
 ) -> Result<TieredReport, TieredError> {
-    let mut warnings = Vec::new();
-    let reader = IndexReader::open(dir)?;
+    let serving = ServingConfig {
+        cold_start: true,
+        ..config.serving.clone()
+    };
+    let stack = ServingStack::assemble(dir, &serving, &mut progress)?;
     let files = page_cache::index_files(dir)?;
-
-    if let (true, Some(limit)) = (config.metadata_in_budget, config.memory_limit) {
-        let bytes = PlacedMetadata::bytes(dir)?;
-        if bytes >= limit {
-            return Err(TieredError::Config(format!(
-                "the metadata ({}) cannot be held in DRAM under a {} limit; place it in the tier \
-                 (drop --metadata-in-budget) or raise --memory-limit",
-                format_bytes(bytes),
-                format_bytes(limit)
-            )));
-        }
-    }
-
-    // 1. The tier, populated before any limit applies.
-    let mut tier_description = None;
-    let mut cache = None;
-    let mut cache_segments = None;
-    if config.mode.uses_cache() {
-        let bytes = config.cache_bytes.ok_or_else(|| {
-            TieredError::Config(format!("mode {} needs --cache-size", config.mode))
-        })?;
-        let needed = largest_term_segments(&reader, config.cache.segment_size)?;
-        let segments = bytes / config.cache.segment_size as u64;
-        if segments < u64::from(needed) {
-            return Err(TieredError::Config(format!(
-                "a cache of {} holds {segments} segments of {}; the largest term needs {needed}",
-                format_bytes(bytes),
-                format_bytes(config.cache.segment_size as u64)
-            )));
-        }
-        let region = match &config.tier_file {
-            Some(path) => TierRegion::open_existing(path, bytes)?,
-            None => {
-                let region = TierRegion::create(&config.tier, bytes)?;
-                progress(&format!("populating the tier: {}", region.describe()));
-                region.populate()?;
-                region
-            }
-        };
-        tier_description = Some(format!(
-            "{}; populated before the DRAM limit applied (charged outside the budget)",
-            region.describe()
-        ));
-        let loaders = postings_paths(dir, &reader)?
-            .iter()
-            .map(|p| open_loader(config.loader, p, &config.loader_options))
-            .collect::<Result<Vec<_>, _>>()?;
-        let c = PostingsCache::new(region, config.cache, loaders)?;
-        cache_segments = Some(c.total_segments());
-        cache = Some(c);
-    }
-    let emulated = config.loader_options.emulation.is_some();
-    if let Some(Emulation { latency, bandwidth }) = config.loader_options.emulation {
-        warnings.push(format!(
-            "storage is EMULATED as a slow device: +{} µs per read{}",
-            latency.as_micros(),
-            bandwidth.map_or(String::new(), |b| format!(", {} MiB/s cap", b >> 20))
-        ));
-    }
-
-    // The metadata's copies, like the tier, are written before the budget applies (unless
-    // they stand for DRAM, below).
-    let mut placed = match &config.metadata_dir {
-        Some(tier_dir) if !config.metadata_in_budget => Some(PlacedMetadata::copy(dir, tier_dir)?),
-        _ => None,
-    };
-
-    // 2. The DRAM budget.
-    let mut cgroup = None;
-    let mut dram_note = "no DRAM limit asked for".to_string();
-    if let Some(limit) = config.memory_limit {
-        match MemoryCgroup::create_and_join(limit) {
-            Ok(group) => {
-                dram_note = group.describe();
-                cgroup = Some(group);
-            }
-            Err(e) => {
-                dram_note = format!("DRAM limit NOT enforced: {e}");
-                warnings.push(dram_note.clone());
-            }
-        }
-    }
-
-    if let (Some(tier_dir), true) = (&config.metadata_dir, config.metadata_in_budget) {
-        placed = Some(PlacedMetadata::copy(dir, tier_dir)?);
-    }
-    let metadata = match &placed {
-        Some(p) if config.metadata_in_budget => format!(
-            "dictionary, term infos, skip entries and norms copied to {} after the DRAM limit applied (charged to the budget: held in DRAM)",
-            p.dir.display()
-        ),
-        Some(p) => format!(
-            "dictionary, term infos, skip entries and norms copied to {} before the DRAM limit applied",
-            p.dir.display()
-        ),
-        None => "dictionary, term infos, skip entries and norms read from storage (page cache, inside the budget)".to_string(),
-    };
-
-    // 3. Cold start: the index leaves the page cache.
-    drop(reader);
-    page_cache::drop_from_page_cache(&files).map_err(TieredError::PageCache)?;
-    let reader = IndexReader::open_placed(
-        dir,
-        apcache_index::search::LoadMode::Mmap,
-        placed.as_ref().map(|p| p.dir.as_path()),
-    )?;
-    page_cache::drop_from_page_cache(&files).map_err(TieredError::PageCache)?;
-
     let serve_config = ServeConfig {
-        mode: config.mode,
+        mode: serving.mode,
         threads: config.threads,
         search: config.search,
-        warm_read: config.loader_options.chunk.max(512),
-        warm_emulation: config.loader_options.emulation,
+        warm_read: serving.loader_options.chunk.max(512),
+        warm_emulation: serving.loader_options.emulation,
     };
-    let server = Server::new(dir, &reader, cache.as_ref(), serve_config)?;
+    let server = Server::new(dir, &stack.reader, stack.cache.as_ref(), serve_config)?;
     let loader_description = server.loader_description();
     let mut repetitions = Vec::new();
     let total = config.warmup + config.repeat;
@@ -489,7 +265,7 @@ pub fn run_tiered(
                 config.warmup
             },
             queries.len(),
-            config.mode
+            serving.mode
         ));
         let report = server.run(queries)?;
         if measured {
@@ -497,32 +273,33 @@ pub fn run_tiered(
         }
     }
     let memory = process_peak_rss().ok();
+    let cgroup = stack.cgroup.as_ref();
     let dram = DramReport {
-        limit_bytes: config.memory_limit,
+        limit_bytes: serving.memory_limit,
         enforced: cgroup.is_some(),
-        note: dram_note,
-        cgroup_peak_bytes: cgroup.as_ref().and_then(MemoryCgroup::peak_bytes),
-        cgroup_failcnt: cgroup.as_ref().and_then(MemoryCgroup::failcnt),
+        note: stack.dram_description.clone(),
+        cgroup_peak_bytes: cgroup.and_then(MemoryCgroup::peak_bytes),
+        cgroup_failcnt: cgroup.and_then(MemoryCgroup::failcnt),
         process_peak_rss_bytes: memory.as_ref().map(|m| m.peak_rss),
         rss_anon_bytes: memory.as_ref().map(|m| m.rss_anon),
         rss_shmem_bytes: memory.as_ref().map(|m| m.rss_shmem),
     };
     Ok(TieredReport {
-        mode: config.mode.to_string(),
+        mode: serving.mode.to_string(),
         index: dir.to_path_buf(),
         index_search_bytes: search_bytes(dir)?,
         threads: config.threads,
         k: config.search.k,
-        tier: tier_description,
-        cache_bytes: config.cache_bytes.filter(|_| config.mode.uses_cache()),
-        cache_segments,
-        cache_options: config.mode.uses_cache().then_some(config.cache),
+        tier: stack.tier_description.clone(),
+        cache_bytes: serving.cache_bytes.filter(|_| serving.mode.uses_cache()),
+        cache_segments: stack.cache_segments(),
+        cache_options: serving.mode.uses_cache().then_some(serving.cache),
         loader: loader_description,
-        metadata,
-        emulated_storage: emulated,
+        metadata: stack.metadata_description.clone(),
+        emulated_storage: serving.loader_options.emulation.is_some(),
         dram,
         repetitions,
-        warnings,
+        warnings: stack.warnings.clone(),
     })
 }
 

@@ -1,4 +1,4 @@
-//! `apcache`: build, inspect, query and benchmark apcache indices.
+//! `apcache`: build, check, query and serve apcache indices.
 
 mod commands;
 
@@ -17,33 +17,10 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    // Die quietly on a closed pipe (`apcache ... | head`), as Unix tools do, instead of
-    // panicking in `println!`.
-    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts, so that
+    // `apcache ... | head` ends quietly instead of panicking in `println!`.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
-    match commands::run(cli.command) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            if is_broken_pipe(&error) {
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("error: {error}");
-            for cause in error.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// A closed pipe on stdout (`apcache ... | head`) is not a failure.
-fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    apcache_cli::report_exit(commands::run(Cli::parse().command))
 }

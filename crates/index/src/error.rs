@@ -66,6 +66,9 @@ pub enum IndexError {
     /// An argument is out of range.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The query was cancelled while it ran (see `search::CancelScope`).
+    #[error("the query was cancelled")]
+    Cancelled,
 }
 
 impl IndexError {

@@ -19,11 +19,13 @@ pub mod clock;
 pub mod error;
 pub mod eviction;
 pub mod loader;
+pub mod page_cache;
 pub mod pinned_term;
 pub mod postings_cache;
 pub mod region;
 pub mod segment_chains;
 pub mod serving;
+pub mod stack;
 pub mod term_layout;
 pub mod term_lru;
 

@@ -33,7 +33,7 @@ pub struct IndexArgs {
     )]
     memory_budget_mib: usize,
     /// Memory budget as a size: `512M`, `1G`, `1GiB`, `300MB` (binary units either way).
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = apcache_cli::options::size::bytes_usize)]
     memory_budget: Option<usize>,
     /// Input format: auto, tsv, luceneutil, jsonl.
     #[arg(long, default_value = "auto")]
@@ -179,42 +179,4 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         mib(report.peak_rss_bytes)
     );
     Ok(())
-}
-
-/// Parses a size with an optional K/M/G unit (binary; `B`, `iB` suffixes accepted).
-fn parse_size(text: &str) -> Result<usize, String> {
-    let lower = text.trim().to_ascii_lowercase();
-    let digits_end = lower
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(lower.len());
-    let (number, unit) = lower.split_at(digits_end);
-    let number: usize = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a size such as 512M or 1G"))?;
-    let shift = match unit.trim_end_matches("ib").trim_end_matches('b') {
-        "" => 0,
-        "k" => 10,
-        "m" => 20,
-        "g" => 30,
-        _ => return Err(format!("{text:?}: unknown unit (use K, M or G)")),
-    };
-    number
-        .checked_mul(1 << shift)
-        .ok_or_else(|| format!("{text:?} is too large"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_size;
-
-    #[test]
-    fn sizes_parse_with_binary_units() {
-        assert_eq!(parse_size("1G"), Ok(1 << 30));
-        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
-        assert_eq!(parse_size("300MB"), Ok(300 << 20));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(parse_size("1T").is_err());
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("").is_err());
-    }
 }

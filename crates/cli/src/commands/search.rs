@@ -1,111 +1,17 @@
 //! `apcache search`: run one query and show the ranked results.
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use apcache_index::query::{parse_query, DefaultOperator};
-use apcache_index::search::{IndexReader, LoadMode, Norms, Scoring, SearchOptions, Searcher};
-use clap::{Args, ValueEnum};
+use apcache_cli::options::{QueryArgs, ServingArgs};
+use apcache_index::query::{parse_query, Query};
+use apcache_index::search::{IndexReader, SearchOptions, SearchResult, Searcher};
+use apcache_tier::serving::{LiveConfig, LiveRequest, LiveService};
+use apcache_tier::stack::ServingStack;
+use clap::Args;
 use serde_json::json;
-
-/// The default operator between bare words.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum DefaultOp {
-    /// Any word may match.
-    Or,
-    /// Every word must match.
-    And,
-}
-
-/// Scoring choices.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ScoringArg {
-    /// BM25, k1 = 1.2, b = 0.75.
-    Bm25,
-    /// BM25 without length normalisation (b = 0).
-    Bm25Fixed,
-}
-
-/// Norm choices.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum NormsArg {
-    /// Lengths quantised as Lucene's norms (scores match Lucene's).
-    Lucene,
-    /// True lengths.
-    Exact,
-}
-
-/// Query options shared by `search` and `serve-stdin`.
-#[derive(Debug, Clone, Args)]
-pub struct QueryArgs {
-    /// Operator between bare words.
-    #[arg(long, value_enum, default_value = "or")]
-    pub default_op: DefaultOp,
-    /// Scoring function.
-    #[arg(long, value_enum, default_value = "bm25")]
-    pub scoring: ScoringArg,
-    /// Document-length norms.
-    #[arg(long, value_enum, default_value = "lucene")]
-    pub norms: NormsArg,
-    /// Evaluate exhaustively (no block-max pruning).
-    #[arg(long)]
-    pub no_pruning: bool,
-    /// How to read the index: `mmap` (compressed, decoded per query) or `direct` (every list
-    /// decoded into memory at open time).
-    #[arg(long, value_enum, default_value = "mmap")]
-    pub load: LoadArg,
-}
-
-/// Load choices.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum LoadArg {
-    /// Memory-mapped compressed postings.
-    Mmap,
-    /// Uncompressed postings in process memory.
-    Direct,
-}
-
-impl QueryArgs {
-    /// Opens the index in `dir` as `--load` says.
-    pub fn open(&self, dir: &std::path::Path) -> anyhow::Result<IndexReader> {
-        IndexReader::open_with(dir, self.load_mode())
-            .with_context(|| format!("cannot open {}", dir.display()))
-    }
-
-    /// How to read the index, as `--load` says.
-    pub fn load_mode(&self) -> LoadMode {
-        match self.load {
-            LoadArg::Mmap => LoadMode::Mmap,
-            LoadArg::Direct => LoadMode::Direct,
-        }
-    }
-
-    /// The default operator.
-    pub fn default_operator(&self) -> DefaultOperator {
-        match self.default_op {
-            DefaultOp::Or => DefaultOperator::Or,
-            DefaultOp::And => DefaultOperator::And,
-        }
-    }
-
-    /// Search options for `k` hits.
-    pub fn options(&self, k: usize, count: bool) -> SearchOptions {
-        SearchOptions {
-            k,
-            count,
-            scoring: match self.scoring {
-                ScoringArg::Bm25 => Scoring::Bm25,
-                ScoringArg::Bm25Fixed => Scoring::Bm25Fixed,
-            },
-            norms: match self.norms {
-                NormsArg::Lucene => Norms::Lucene,
-                NormsArg::Exact => Norms::Exact,
-            },
-            pruning: !self.no_pruning,
-        }
-    }
-}
 
 /// Options of `apcache search`.
 #[derive(Debug, Args)]
@@ -117,18 +23,23 @@ pub struct SearchArgs {
     /// Hits to show.
     #[arg(short, default_value_t = 10)]
     k: usize,
-    /// Count every matching document exactly (else the count may stop short when pruning).
+    /// Count every matching document exactly. Without it, the total is exact only when
+    /// pruning skipped nothing, and a lower bound otherwise ("at least N").
     #[arg(long)]
     count: bool,
     #[command(flatten)]
     query_args: QueryArgs,
+    /// Run the query through a serving stack (`--mode`, `--tier-dir`, `--cache-size`...)
+    /// instead of reading the index directly.
+    #[command(flatten)]
+    serving: ServingArgs,
     /// Print JSON.
     #[arg(long)]
     json: bool,
 }
 
 /// A short snippet of `body`: its first `max` characters, cut at a word boundary.
-fn snippet(body: &str, max: usize) -> String {
+pub fn snippet(body: &str, max: usize) -> String {
     let text: String = body.chars().take(max).collect();
     if text.len() == body.len() {
         return text;
@@ -139,65 +50,161 @@ fn snippet(body: &str, max: usize) -> String {
     }
 }
 
+/// A hit as shown: the document's id (its place in input order), score, title and snippet.
+pub struct ShownHit {
+    /// The document id.
+    pub doc: u32,
+    /// BM25 score.
+    pub score: f32,
+    /// Stored title.
+    pub title: String,
+    /// The start of the stored body.
+    pub snippet: String,
+}
+
+/// The stored fields of `result`'s hits.
+pub fn shown_hits(reader: &IndexReader, result: &SearchResult) -> anyhow::Result<Vec<ShownHit>> {
+    let mut hits = Vec::with_capacity(result.hits.len());
+    for hit in &result.hits {
+        let (title, body) = match reader.locate(hit.doc) {
+            Some((segment, local)) => {
+                let stored = segment
+                    .stored(local)
+                    .with_context(|| format!("cannot read stored document {}", hit.doc))?;
+                (stored.title, stored.body)
+            }
+            None => (String::new(), String::new()),
+        };
+        hits.push(ShownHit {
+            doc: hit.doc,
+            score: hit.score,
+            title,
+            snippet: snippet(&body, 160),
+        });
+    }
+    Ok(hits)
+}
+
+/// Prints a result for people: a header line with the total, then one line per hit (rank,
+/// id, score, title) and its snippet.
+pub fn print_hits(
+    query: &Query,
+    result: &SearchResult,
+    took: Duration,
+    hits: &[ShownHit],
+    k: usize,
+) {
+    let took_ms = took.as_secs_f64() * 1000.0;
+    if result.total_hits_exact {
+        println!("{} hits for {query} ({took_ms:.2} ms)", result.total_hits);
+    } else {
+        println!(
+            "at least {} hits for {query} ({took_ms:.2} ms; pruning skipped documents that \
+             cannot enter the top {k}: --count counts them all)",
+            result.total_hits
+        );
+    }
+    if hits.is_empty() {
+        return;
+    }
+    println!("{:>4}  {:>8}  {:>8}  title", "rank", "id", "score");
+    for (rank, hit) in hits.iter().enumerate() {
+        println!(
+            "{:>4}  {:>8}  {:>8.4}  {}",
+            rank + 1,
+            hit.doc,
+            hit.score,
+            hit.title
+        );
+        if !hit.snippet.is_empty() {
+            println!("{:>34}{}", "", hit.snippet);
+        }
+    }
+}
+
+/// Runs `query` once through a live service over a freshly assembled stack.
+fn search_served(
+    args: &SearchArgs,
+    query: Query,
+    options: SearchOptions,
+    mode: apcache_tier::ServingMode,
+) -> anyhow::Result<(Arc<ServingStack>, SearchResult)> {
+    let config = args.serving.config(mode)?;
+    let stack = Arc::new(
+        ServingStack::assemble(&args.dir, &config, |step| eprintln!("{step}"))
+            .with_context(|| format!("cannot serve {}", args.dir.display()))?,
+    );
+    let service = LiveService::start(
+        stack.clone(),
+        LiveConfig {
+            threads: 1,
+            queue_depth: 1,
+        },
+    )?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _ticket = service.submit(
+        LiveRequest {
+            query,
+            options,
+            deadline: None,
+        },
+        move |answer| {
+            let _ = tx.send(answer);
+        },
+    )?;
+    let answer = rx.recv().context("the query thread stopped")??;
+    service.shutdown();
+    Ok((stack, answer.result))
+}
+
 /// Runs `apcache search`.
 pub fn run(args: SearchArgs) -> anyhow::Result<()> {
-    let reader = args.query_args.open(&args.dir)?;
     let started = Instant::now();
+    let options = args.query_args.options(args.k, args.count);
+    let served_mode = args.serving.mode()?;
+    let reader = match served_mode {
+        Some(_) => IndexReader::open(&args.dir)
+            .with_context(|| format!("cannot open {}", args.dir.display()))?,
+        None => args.query_args.open(&args.dir)?,
+    };
     let query = parse_query(
         &args.query,
         &reader.analyzer(),
         args.query_args.default_operator(),
     )
     .with_context(|| format!("cannot parse the query {:?}", args.query))?;
-    let result = Searcher::new(&reader)
-        .search(&query, &args.query_args.options(args.k, args.count))
-        .context("search failed")?;
-    let took_us = started.elapsed().as_micros() as u64;
-    let mut hits = Vec::new();
-    for hit in &result.hits {
-        let (title, body) = match reader.locate(hit.doc) {
-            Some((segment, local)) => {
-                let stored = segment
-                    .stored(local)
-                    .context("cannot read a stored document")?;
-                (stored.title, snippet(&stored.body, 160))
-            }
-            None => (String::new(), String::new()),
-        };
-        hits.push((hit, title, body));
-    }
+    let (result, hits) = match served_mode {
+        Some(mode) => {
+            drop(reader);
+            let (stack, result) = search_served(&args, query.clone(), options, mode)?;
+            let hits = shown_hits(&stack.reader, &result)?;
+            (result, hits)
+        }
+        None => {
+            let result = Searcher::new(&reader)
+                .search(&query, &options)
+                .context("search failed")?;
+            let hits = shown_hits(&reader, &result)?;
+            (result, hits)
+        }
+    };
+    let took = started.elapsed();
     if args.json {
         let hits: Vec<_> = hits
             .iter()
-            .map(|(hit, title, _)| json!({"doc": hit.doc, "score": hit.score, "title": title}))
+            .map(|h| json!({"id": h.doc.to_string(), "score": h.score, "title": h.title, "snippet": h.snippet}))
             .collect();
         println!(
             "{}",
-            json!({"total_hits": result.total_hits, "total_hits_exact": result.total_hits_exact, "hits": hits, "took_us": took_us})
+            json!({
+                "query": query.to_string(),
+                "total": {"value": result.total_hits, "exact": result.total_hits_exact},
+                "took_us": took.as_micros() as u64,
+                "hits": hits,
+            })
         );
     } else {
-        println!(
-            "{}{} hits for {} in {:.2} ms",
-            if result.total_hits_exact {
-                ""
-            } else {
-                "at least "
-            },
-            result.total_hits,
-            query,
-            took_us as f64 / 1000.0
-        );
-        for (rank, (hit, title, body)) in hits.iter().enumerate() {
-            println!(
-                "{:>3}. {:<8} {:>8.4}  {title}",
-                rank + 1,
-                hit.doc,
-                hit.score
-            );
-            if !body.is_empty() {
-                println!("                        {body}");
-            }
-        }
+        print_hits(&query, &result, took, &hits, args.k);
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use apcache_index::query::parse_query;
 use apcache_index::search::Searcher;
 use clap::Args;
 
-use super::search::QueryArgs;
+use apcache_cli::options::QueryArgs;
 
 /// Options of `apcache serve-stdin`.
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@
 
 mod block_max_and;
 mod bm25;
+mod cancel;
 mod count;
 mod index_reader;
 mod intersect;
@@ -24,6 +25,7 @@ mod top_k;
 mod window_accumulator;
 
 pub use bm25::{length_to_norm, norm_to_length, Bm25, Norms, Scoring};
+pub use cancel::CancelScope;
 pub use index_reader::{IndexReader, LoadMode};
 pub use postings_source::{PostingsSource, TermBlocks};
 pub use query_terms::{QueryTerms, TermEntry};

@@ -174,6 +174,7 @@ impl<'a> TermCursor<'a> {
 
     #[inline(never)]
     fn decode_docs(&mut self) -> Result<(), IndexError> {
+        super::cancel::check()?;
         self.blocks_decoded += 1;
         self.postings_decoded += self.len as u64;
         self.docs_decoded = true;

@@ -7,16 +7,21 @@
 //! | `hybrid` | the tier when the term is cached, else mmap | copies each term a query touched into the tier |
 //! | `hybrid-prefetch` | the tier only | copies the postings of queued queries into the tier, as far ahead as the adaptive rule allows |
 //!
-//! Queries are queued up front (a closed loop: every query waits in the queue until a query
+//! [`LiveService`] serves requests as they arrive (the server's path); [`Server`] runs a
+//! queue of queries known up front (the benchmarks' path).
+//!
+//! In the benchmarks, queries are queued up front (a closed loop: every query waits in the queue until a query
 //! thread takes it), query threads take them in order, and the worker walks the same queue
 //! ahead of them. A query's latency runs from when a thread takes it to its answer, waiting
 //! for its terms included.
 
+mod live;
 mod mode;
 mod pipeline;
 mod serve;
 mod sources;
 
+pub use live::{LiveAnswer, LiveConfig, LiveCounters, LiveError, LiveRequest, LiveService, Ticket};
 pub use mode::ServingMode;
 pub use serve::{
     postings_paths, serve, LookaheadSample, QueryOutcome, ServeConfig, ServeReport, Server,

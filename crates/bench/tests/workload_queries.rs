@@ -1,21 +1,25 @@
-//! `apcache workload` then `apcache bench queries` on an index of the bundled sample: the
+//! `apcache-bench workload` then `apcache-bench queries` on an index of the bundled sample: the
 //! workload is reproducible by seed, every query of it parses, and the harness reports every
 //! repetition as JSON and CSV.
 
 use std::path::Path;
 
 mod common;
-use common::{apcache, path, sample};
+use apcache_index::analyzer::Stemming;
+use apcache_index::indexer::IndexOptions;
+use common::{bench, index_sample_with, path};
 
 #[test]
 fn workload_then_bench_queries() {
     let scratch = tempfile::tempdir().unwrap();
     let index = scratch.path().join("index");
     // Stemmed: terms a second stemming would change are left out of workloads.
-    apcache(&["index", path(&sample()), "-o", path(&index), "--stem"]);
+    let mut options = IndexOptions::default();
+    options.analyzer.stemming = Stemming::SnowballEnglish;
+    index_sample_with(&index, options);
 
     let workload = |seed: &str, out: &Path| {
-        let output = apcache(&[
+        let output = bench(&[
             "workload",
             path(&index),
             "--type",
@@ -41,8 +45,7 @@ fn workload_then_bench_queries() {
     assert_ne!(workload("4", &scratch.path().join("w3.txt")), first);
 
     let csv = scratch.path().join("r.csv");
-    let output = apcache(&[
-        "bench",
+    let output = bench(&[
         "queries",
         path(&index),
         "--queries",
@@ -76,8 +79,7 @@ fn workload_then_bench_queries() {
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(csv.starts_with("index,load,threads,k,"));
 
-    let output = apcache(&[
-        "bench",
+    let output = bench(&[
         "queries",
         path(&index),
         "--queries",

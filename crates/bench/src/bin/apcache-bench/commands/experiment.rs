@@ -1,4 +1,4 @@
-//! `apcache experiment`: the seeds' studies, each as one command that writes its tables and
+//! `apcache-bench experiment`: the original study's experiments, each as one command that writes its tables and
 //! figures.
 
 use std::path::PathBuf;
@@ -20,7 +20,7 @@ pub enum ExperimentCommand {
     Apcache(ApcacheArgs),
 }
 
-/// Options of `apcache experiment apcache`.
+/// Options of `apcache-bench experiment apcache`.
 #[derive(Debug, Args)]
 pub struct ApcacheArgs {
     /// The index.
@@ -101,7 +101,7 @@ pub struct ApcacheArgs {
     out: PathBuf,
 }
 
-/// Options of `apcache experiment codecs`.
+/// Options of `apcache-bench experiment codecs`.
 #[derive(Debug, Args)]
 pub struct CodecsArgs {
     /// Input documents (`title<TAB>body` lines, optionally .xz). Default: the bundled sample.
@@ -189,7 +189,7 @@ fn apcache(args: ApcacheArgs) -> anyhow::Result<()> {
     }
     let config = ApcacheExperimentConfig {
         index: args.index,
-        binary: std::env::current_exe().context("locating the apcache executable")?,
+        binary: std::env::current_exe().context("locating the apcache-bench executable")?,
         out: args.out.clone(),
         workloads,
         queries: args.queries,
@@ -251,11 +251,11 @@ fn describe(dir: &std::path::Path) -> String {
 
 fn codecs(args: CodecsArgs) -> anyhow::Result<()> {
     let inputs = if args.inputs.is_empty() {
-        vec![super::default_sample()]
+        vec![apcache_cli::options::default_sample()]
     } else {
         args.inputs
     };
-    let documents = super::load_documents(&inputs, args.docs)?;
+    let documents = apcache_cli::options::load_documents(&inputs, args.docs)?;
     let mut placements = vec![Placement {
         label: "dram".into(),
         note: describe(&args.dram_dir),
@@ -289,7 +289,8 @@ fn codecs(args: CodecsArgs) -> anyhow::Result<()> {
     };
     let cachegrind = if args.cachegrind > 0 {
         Some((
-            std::env::current_exe().context("cannot find the apcache binary for cachegrind")?,
+            std::env::current_exe()
+                .context("cannot find the apcache-bench binary for cachegrind")?,
             args.cachegrind,
         ))
     } else {

@@ -1,4 +1,4 @@
-//! `apcache bench ...`: benchmarks that print figures, with peers measured in the same run.
+//! `apcache-bench codecs|index|peers|queries`: benchmarks that print figures, with peers measured in the same run.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,9 +10,9 @@ use apcache_bench::posting_lists::PostingLists;
 use apcache_index::analyzer::Analyzer;
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::read_documents;
-use super::search::QueryArgs;
-use super::serving_args::ServingArgs;
+use apcache_cli::options::{
+    default_sample, load_documents, read_documents, QueryArgs, ServingArgs,
+};
 
 /// The benchmarks.
 #[derive(Debug, Subcommand)]
@@ -43,12 +43,12 @@ pub enum FormatArg {
     Plain,
 }
 
-/// Options of `apcache bench queries`.
+/// Options of `apcache-bench queries`.
 #[derive(Debug, Args)]
 pub struct QueriesArgs {
     /// Index directory.
     dir: PathBuf,
-    /// The query file (`apcache workload` writes one).
+    /// The query file (`apcache-bench workload` writes one).
     #[arg(long)]
     queries: PathBuf,
     /// Its format.
@@ -112,7 +112,7 @@ pub enum PeerArg {
     Lucene,
 }
 
-/// Options of `apcache bench peers`.
+/// Options of `apcache-bench peers`.
 #[derive(Debug, Args)]
 pub struct PeersArgs {
     /// Input documents. Default: the bundled sample.
@@ -155,7 +155,7 @@ pub struct PeersArgs {
     json: bool,
 }
 
-/// Options of `apcache bench index`.
+/// Options of `apcache-bench index`.
 #[derive(Debug, Args)]
 pub struct IndexBenchArgs {
     /// Input documents. Default: the bundled sample.
@@ -187,7 +187,7 @@ pub struct IndexBenchArgs {
     json: bool,
 }
 
-/// Options of `apcache bench codecs`.
+/// Options of `apcache-bench codecs`.
 #[derive(Debug, Args)]
 pub struct CodecsArgs {
     /// Input documents (`title<TAB>body` lines, JSON lines; .xz/.gz/.zst read directly).
@@ -344,11 +344,11 @@ fn peers(args: PeersArgs) -> anyhow::Result<()> {
     use apcache_bench::query_bench::{self, LuceneRun, QueryBenchConfig};
     use apcache_bench::query_sets::{luceneutil_tasks, shared_dir, TERM_AND_OR_CLASSES};
     let inputs = if args.inputs.is_empty() {
-        vec![super::default_sample()]
+        vec![default_sample()]
     } else {
         args.inputs
     };
-    let documents = super::load_documents(&inputs, args.docs)?;
+    let documents = load_documents(&inputs, args.docs)?;
     let shared = shared_dir().context("../shared/queries not found")?;
     let specs = luceneutil_tasks(
         &shared.join("queries/luceneutil/wikimedium.10M.tasks"),
@@ -415,11 +415,11 @@ fn peers(args: PeersArgs) -> anyhow::Result<()> {
 
 fn index(args: IndexBenchArgs) -> anyhow::Result<()> {
     let inputs = if args.inputs.is_empty() {
-        vec![super::default_sample()]
+        vec![default_sample()]
     } else {
         args.inputs
     };
-    let documents = super::load_documents(&inputs, args.docs)?;
+    let documents = load_documents(&inputs, args.docs)?;
     let temporary;
     let scratch = match args.scratch {
         Some(dir) => dir,
@@ -452,7 +452,7 @@ fn index(args: IndexBenchArgs) -> anyhow::Result<()> {
 
 fn codecs(args: CodecsArgs) -> anyhow::Result<()> {
     let inputs = if args.inputs.is_empty() {
-        vec![super::default_sample()]
+        vec![default_sample()]
     } else {
         args.inputs
     };
@@ -499,15 +499,14 @@ fn tiered_queries(
     if !args.peers.is_empty() || args.plot.is_some() || args.csv.is_some() {
         anyhow::bail!("--mode runs take neither --peers, --plot nor --csv (use --json)");
     }
-    let mut config = TieredConfig {
+    let config = TieredConfig {
+        serving: args.serving.config(mode)?,
         threads: args.threads,
         search: args.query_args.options(args.k, args.count),
         warmup: args.warmup,
         repeat: args.repeat,
         cold: args.cold,
-        ..TieredConfig::default()
     };
-    args.serving.apply(mode, &mut config)?;
     let analyzer = IndexReader::open(&args.dir)
         .with_context(|| format!("opening {}", args.dir.display()))?
         .analyzer();

@@ -6,7 +6,7 @@
 use std::process::Output;
 
 mod common;
-use common::{apcache, path, run, sample};
+use common::{bench, index_sample, path, run};
 
 fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).expect("a JSON report")
@@ -16,9 +16,9 @@ fn json(output: &Output) -> serde_json::Value {
 fn every_mode_answers_like_base() {
     let scratch = tempfile::tempdir().unwrap();
     let index = scratch.path().join("index");
-    apcache(&["index", path(&sample()), "-o", path(&index)]);
+    index_sample(&index);
     let workload = scratch.path().join("w.txt");
-    apcache(&[
+    bench(&[
         "workload",
         path(&index),
         "--type",
@@ -35,7 +35,6 @@ fn every_mode_answers_like_base() {
         path(&workload),
     ]);
     let common = [
-        "bench",
         "queries",
         path(&index),
         "--queries",
@@ -54,7 +53,7 @@ fn every_mode_answers_like_base() {
     let mode = |extra: &[&str]| {
         let mut args = common.to_vec();
         args.extend_from_slice(extra);
-        json(&apcache(&args))
+        json(&bench(&args))
     };
     let base = mode(&["--mode", "base"]);
     let hits =
@@ -68,7 +67,8 @@ fn every_mode_answers_like_base() {
             "hybrid",
             "--cache-size",
             "4MiB",
-            "--tier-anonymous",
+            "--tier",
+            "anonymous",
         ],
         vec![
             "--mode",
@@ -91,7 +91,8 @@ fn every_mode_answers_like_base() {
             "1MiB",
             "--segment-size",
             "8KiB",
-            "--tier-anonymous",
+            "--tier",
+            "anonymous",
             "--eviction",
             "clock",
             "--guard-queued",
@@ -121,7 +122,8 @@ fn every_mode_answers_like_base() {
         "hybrid-prefetch",
         "--cache-size",
         "4MiB",
-        "--tier-anonymous",
+        "--tier",
+        "anonymous",
         "--memory-limit",
         "256MiB",
     ]);
@@ -147,7 +149,8 @@ fn every_mode_answers_like_base() {
                 "hybrid-prefetch",
                 "--cache-size",
                 "4KiB",
-                "--tier-anonymous",
+                "--tier",
+                "anonymous",
             ],
             "largest term",
         ),

@@ -1,4 +1,4 @@
-//! `apcache workload`: a query file of single terms or term pairs from one document-frequency
+//! `apcache-bench workload`: a query file of single terms or term pairs from one document-frequency
 //! class of an index, with the seeds' repetition probability (see
 //! [`apcache_bench::workload`]).
 
@@ -36,7 +36,7 @@ pub enum ClassArg {
     L,
 }
 
-/// Options of `apcache workload`.
+/// Options of `apcache-bench workload`.
 #[derive(Debug, Args)]
 pub struct WorkloadArgs {
     /// Index directory.
@@ -71,7 +71,7 @@ pub struct WorkloadArgs {
     min_df: u64,
 }
 
-/// Runs `apcache workload`.
+/// Runs `apcache-bench workload`.
 pub fn run(args: WorkloadArgs) -> anyhow::Result<()> {
     let reader = IndexReader::open(&args.dir)
         .with_context(|| format!("cannot open {}", args.dir.display()))?;

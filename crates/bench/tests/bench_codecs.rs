@@ -7,16 +7,8 @@ use apcache_codec::CODEC_NAMES;
 
 #[test]
 fn bench_codecs_reports_every_codec_and_peer() {
-    let output = Command::new(env!("CARGO_BIN_EXE_apcache"))
-        .args([
-            "bench",
-            "codecs",
-            "--json",
-            "--runs",
-            "1",
-            "--min-pass-ms",
-            "1",
-        ])
+    let output = Command::new(env!("CARGO_BIN_EXE_apcache-bench"))
+        .args(["codecs", "--json", "--runs", "1", "--min-pass-ms", "1"])
         .output()
         .expect("run apcache");
     assert!(

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{apcache, path, sample};
+use common::{bench, index_sample, path};
 
 fn lucene_jar() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/lucene-peer/target/lucene-peer.jar")
@@ -36,9 +36,9 @@ fn peers_run_the_same_workload_and_count_the_same_hits() {
     let scratch = tempfile::tempdir().unwrap();
     let index = scratch.path().join("index");
     let peer_dir = scratch.path().join("peers");
-    apcache(&["index", path(&sample()), "-o", path(&index)]);
+    index_sample(&index);
     let workload = scratch.path().join("and-H.txt");
-    apcache(&[
+    bench(&[
         "workload",
         path(&index),
         "--type",
@@ -73,8 +73,7 @@ fn peers_run_the_same_workload_and_count_the_same_hits() {
 
     // k = 0: every engine counts, so every count is compared.
     let csv = scratch.path().join("r.csv");
-    let output = apcache(&[
-        "bench",
+    let output = bench(&[
         "queries",
         path(&index),
         "--queries",
@@ -139,8 +138,7 @@ fn peers_run_the_same_workload_and_count_the_same_hits() {
     );
 
     // Top 10: the peers' indexes are reused; the table shows the engines side by side.
-    let output = apcache(&[
-        "bench",
+    let output = bench(&[
         "queries",
         path(&index),
         "--queries",
@@ -185,13 +183,12 @@ fn peers_run_the_same_workload_and_count_the_same_hits() {
 fn a_missing_lucene_jar_is_a_clear_error() {
     let scratch = tempfile::tempdir().unwrap();
     let index = scratch.path().join("index");
-    apcache(&["index", path(&sample()), "-o", path(&index)]);
+    index_sample(&index);
     let queries = scratch.path().join("q.txt");
     std::fs::write(&queries, "the\n").unwrap();
     let missing = scratch.path().join("missing.jar");
-    let output = Command::new(env!("CARGO_BIN_EXE_apcache"))
+    let output = Command::new(env!("CARGO_BIN_EXE_apcache-bench"))
         .args([
-            "bench",
             "queries",
             path(&index),
             "--queries",

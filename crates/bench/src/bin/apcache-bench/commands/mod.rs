@@ -1,0 +1,5 @@
+//! The subcommands of `apcache-bench`, one file per group.
+
+pub mod bench;
+pub mod experiment;
+pub mod workload;

@@ -1,0 +1,47 @@
+//! `apcache-bench`: apcache's benchmarks, experiments, workload generator and peers. A binary
+//! of its own, so that the product binary `apcache` links none of the peers (tantivy, the
+//! Lucene tool, the Stream VByte C library).
+
+mod commands;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use commands::bench::BenchCommand;
+use commands::{experiment, workload};
+
+/// apcache-bench: benchmarks, experiments and workloads for apcache, with peers measured in
+/// the same run.
+#[derive(Debug, Parser)]
+#[command(name = "apcache-bench", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Every subcommand of `apcache-bench`.
+#[derive(Debug, Subcommand)]
+enum Command {
+    #[command(flatten)]
+    Bench(BenchCommand),
+    /// Write a query workload: terms of one document-frequency class of an index.
+    Workload(workload::WorkloadArgs),
+    /// The original study's experiments, each as one command that writes tables and figures.
+    #[command(subcommand)]
+    Experiment(experiment::ExperimentCommand),
+}
+
+fn main() -> ExitCode {
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts, so that
+    // `apcache-bench ... | head` ends quietly.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let result = match Cli::parse().command {
+        Command::Bench(bench) => commands::bench::run(bench),
+        Command::Workload(args) => workload::run(args),
+        Command::Experiment(experiment) => experiment::run(experiment),
+    };
+    apcache_cli::report_exit(result)
+}

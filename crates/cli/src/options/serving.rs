@@ -1,0 +1,181 @@
+//! How an index is served: the mode, the tier, the postings cache, the storage loader and the
+//! DRAM budget, parsed into one [`ServingConfig`] for `serve`, `search` and the benchmarks.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::bail;
+use apcache_tier::eviction::EvictionPolicy;
+use apcache_tier::loader::{Emulation, LoaderKind, LoaderOptions};
+use apcache_tier::region::TierSpec;
+use apcache_tier::stack::ServingConfig;
+use apcache_tier::{CacheOptions, ServingMode};
+use clap::{Args, ValueEnum};
+
+use super::size;
+
+/// How queries reach their postings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// mmap; the OS page cache is the only cache.
+    Base,
+    /// mmap, with a worker warming the page cache `--lookahead` queries ahead.
+    BasePrefetch,
+    /// A postings cache in the tier, filled with the terms queries missed.
+    Hybrid,
+    /// A postings cache in the tier, filled ahead of queued queries (adaptive lookahead).
+    HybridPrefetch,
+}
+
+/// Which cached term leaves first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvictionArg {
+    /// Least recently used.
+    Lru,
+    /// CLOCK (second chance).
+    Clock,
+}
+
+/// How the worker reads postings from storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LoaderArg {
+    /// O_DIRECT through io_uring: the page cache is never used (tmpfs refuses O_DIRECT).
+    Direct,
+    /// O_DIRECT with plain pread, where io_uring is not allowed.
+    DirectPread,
+    /// pread through a small buffer (lands in the page cache).
+    Pread,
+    /// Copies out of a mapping of the file.
+    Mmap,
+}
+
+/// Serving options (`--mode`, the tier, the cache, the loader, the DRAM budget).
+#[derive(Debug, Clone, Args)]
+pub struct ServingArgs {
+    /// How queries reach their postings. Default: hybrid-prefetch with --tier-dir or
+    /// --cache-size, else base.
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// Queries the base-prefetch worker may run ahead.
+    #[arg(long, default_value_t = 16)]
+    pub lookahead: usize,
+    /// Size of the postings cache in the tier (`256MiB`, `1GiB`); default 256MiB.
+    #[arg(long, value_parser = size::bytes)]
+    pub cache_size: Option<u64>,
+    /// The tier: `dir:PATH` (a file in a DAX, CXL-backed or tmpfs mount), `numa:N` (memory of
+    /// NUMA node N) or `anonymous` (DRAM, for comparison).
+    #[arg(long, default_value = "dir:/dev/shm", conflicts_with = "tier_dir")]
+    pub tier: TierSpec,
+    /// The tier: a file in this directory (short for --tier dir:PATH).
+    #[arg(long)]
+    pub tier_dir: Option<PathBuf>,
+    /// The tier: this file, already populated by another process (at least the cache size).
+    #[arg(long)]
+    pub tier_file: Option<PathBuf>,
+    /// Bytes per cache segment.
+    #[arg(long, default_value = "32KiB", value_parser = size::bytes_usize)]
+    pub segment_size: usize,
+    /// Which cached term leaves first.
+    #[arg(long, value_enum, default_value = "lru")]
+    pub eviction: EvictionArg,
+    /// Never evict a term a prefetched, unfinished query will read (hybrid-prefetch).
+    #[arg(long)]
+    pub guard_queued: bool,
+    /// How the worker reads postings from storage.
+    #[arg(long, value_enum, default_value = "direct")]
+    pub loader: LoaderArg,
+    /// Emulated slow device: microseconds added per read.
+    #[arg(long)]
+    pub emulate_latency_us: Option<u64>,
+    /// Emulated slow device: bandwidth cap per second (`200MiB`).
+    #[arg(long, value_parser = size::bytes)]
+    pub emulate_bandwidth: Option<u64>,
+    /// DRAM budget enforced with a memory cgroup (`64MiB`); covers the process and its page
+    /// cache, not the tier.
+    #[arg(long, value_parser = size::bytes)]
+    pub memory_limit: Option<u64>,
+    /// Read the dictionary, term infos, skip entries and norms from copies placed in this
+    /// directory (a tier mount) before the DRAM limit applies, instead of from storage.
+    #[arg(long)]
+    pub metadata_dir: Option<PathBuf>,
+    /// Copy the metadata into --metadata-dir after the DRAM limit applies, so that it is
+    /// charged to the budget (the metadata held in DRAM).
+    #[arg(long, requires = "metadata_dir")]
+    pub metadata_in_budget: bool,
+}
+
+/// The cache size when a cache mode is chosen without `--cache-size`.
+pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
+
+impl ServingArgs {
+    /// Whether the user asked for anything that implies a postings cache.
+    fn implies_cache(&self) -> bool {
+        self.tier_dir.is_some() || self.cache_size.is_some() || self.tier_file.is_some()
+    }
+
+    /// The mode asked for; `None` when `--mode` is absent and nothing implies a cache.
+    pub fn mode(&self) -> anyhow::Result<Option<ServingMode>> {
+        let mode = match self.mode {
+            Some(mode) => mode,
+            None if self.implies_cache() => ModeArg::HybridPrefetch,
+            None => return Ok(None),
+        };
+        Ok(Some(match mode {
+            ModeArg::Base => ServingMode::Base,
+            ModeArg::BasePrefetch => {
+                if self.lookahead == 0 {
+                    bail!("--lookahead must be at least 1");
+                }
+                ServingMode::BasePrefetch {
+                    lookahead: self.lookahead,
+                }
+            }
+            ModeArg::Hybrid => ServingMode::Hybrid,
+            ModeArg::HybridPrefetch => ServingMode::HybridPrefetch,
+        }))
+    }
+
+    /// The serving configuration in `mode`.
+    pub fn config(&self, mode: ServingMode) -> anyhow::Result<ServingConfig> {
+        let emulation = match (self.emulate_latency_us, self.emulate_bandwidth) {
+            (None, None) => None,
+            (latency, bandwidth) => Some(Emulation {
+                latency: Duration::from_micros(latency.unwrap_or(0)),
+                bandwidth,
+            }),
+        };
+        Ok(ServingConfig {
+            mode,
+            cache_bytes: mode
+                .uses_cache()
+                .then(|| self.cache_size.unwrap_or(DEFAULT_CACHE_BYTES)),
+            tier: match &self.tier_dir {
+                Some(dir) => TierSpec::Directory(dir.clone()),
+                None => self.tier.clone(),
+            },
+            tier_file: self.tier_file.clone(),
+            cache: CacheOptions {
+                segment_size: self.segment_size,
+                policy: match self.eviction {
+                    EvictionArg::Lru => EvictionPolicy::Lru,
+                    EvictionArg::Clock => EvictionPolicy::Clock,
+                },
+                guard_queued: self.guard_queued,
+            },
+            loader: match self.loader {
+                LoaderArg::Direct => LoaderKind::Direct,
+                LoaderArg::DirectPread => LoaderKind::DirectPread,
+                LoaderArg::Pread => LoaderKind::Pread,
+                LoaderArg::Mmap => LoaderKind::Mmap,
+            },
+            loader_options: LoaderOptions {
+                emulation,
+                ..LoaderOptions::default()
+            },
+            memory_limit: self.memory_limit,
+            metadata_dir: self.metadata_dir.clone(),
+            metadata_in_budget: self.metadata_in_budget,
+            cold_start: false,
+        })
+    }
+}

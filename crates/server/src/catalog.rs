@@ -1,0 +1,107 @@
+//! [`Catalog`]: the indexes a server answers for, by name, each with its live service.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use apcache_index::analyzer::Analyzer;
+use apcache_index::format::FileKind;
+use apcache_index::segment::StoredDocument;
+use apcache_index::IndexError;
+use apcache_tier::serving::LiveService;
+
+/// One served index.
+pub struct ServedIndex {
+    /// Its name in URLs.
+    pub name: String,
+    /// The live service over its serving stack.
+    pub service: LiveService,
+    /// The analyzer it was built with (queries are analyzed the same way).
+    pub analyzer: Analyzer,
+    /// Documents.
+    pub docs: u64,
+    /// Bytes of the files queries read (postings, skip data, dictionary, term infos, norms).
+    pub search_bytes: u64,
+    /// Bytes of the document store.
+    pub store_bytes: u64,
+}
+
+impl ServedIndex {
+    /// Wraps a started service.
+    pub fn new(name: String, service: LiveService) -> Result<ServedIndex, IndexError> {
+        let reader = service.reader();
+        let analyzer = reader.analyzer();
+        let docs = reader.doc_count();
+        let manifest = apcache_index::Manifest::load(&service.stack().dir)?;
+        let search_bytes = [
+            FileKind::Postings,
+            FileKind::Skip,
+            FileKind::Dictionary,
+            FileKind::TermInfos,
+            FileKind::Norms,
+        ]
+        .iter()
+        .map(|&k| manifest.file_bytes(k))
+        .sum();
+        let store_bytes = manifest.file_bytes(FileKind::Store);
+        Ok(ServedIndex {
+            name,
+            service,
+            analyzer,
+            docs,
+            search_bytes,
+            store_bytes,
+        })
+    }
+
+    /// The stored fields of document `doc`, or `None` when it does not exist.
+    pub fn document(&self, doc: u32) -> Result<Option<StoredDocument>, IndexError> {
+        match self.service.reader().locate(doc) {
+            Some((segment, local)) => segment.stored(local).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The serving mode's name.
+    pub fn mode(&self) -> &'static str {
+        self.service.stack().config.mode.name()
+    }
+}
+
+/// The served indexes by name.
+#[derive(Default)]
+pub struct Catalog {
+    indexes: BTreeMap<String, Arc<ServedIndex>>,
+}
+
+impl Catalog {
+    /// An empty catalog.
+    pub fn new() -> Catalog {
+        Catalog::default()
+    }
+
+    /// Adds `index` under its name; `false` when the name is taken.
+    pub fn insert(&mut self, index: ServedIndex) -> bool {
+        if self.indexes.contains_key(&index.name) {
+            return false;
+        }
+        self.indexes.insert(index.name.clone(), Arc::new(index));
+        true
+    }
+
+    /// The index named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<ServedIndex>> {
+        self.indexes.get(name)
+    }
+
+    /// Every index, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<ServedIndex>> {
+        self.indexes.values()
+    }
+
+    /// Stops every index's query threads after what is queued.
+    pub fn shutdown(&self) {
+        for index in self.indexes.values() {
+            index.service.shutdown();
+        }
+    }
+}

@@ -1,0 +1,691 @@
+//! The serving modes under live traffic: requests arrive one at a time, wait in a bounded
+//! queue for one of a fixed pool of query threads, and, in the prefetching modes, are handed
+//! to the worker the moment they are admitted, so their postings load into the tier (or the
+//! page cache) while they wait. This is the design's workload-aware prefetching driven by real
+//! requests rather than a file of queries.
+//!
+//! - Admission is bounded: at most `queue_depth` requests wait; one more is refused at once
+//!   with [`LiveError::Overloaded`] (the server's 503), never queued without bound.
+//! - Every request gets a sequence number in admission order; query threads take requests in
+//!   that order and the worker prepares them in that order, as the batch pipeline does, so the
+//!   adaptive lookahead's window means the same thing.
+//! - A request carries a cancellation flag: its [`Ticket`] raises it when dropped (the client
+//!   went away, or the server gave up at the deadline). A queued request whose flag is up is
+//!   answered without running; a running one stops at its next block decode (see
+//!   `apcache_index::search::CancelScope`).
+//! - A panic while evaluating is caught, answered as [`LiveError::Panicked`] and counted; the
+//!   thread goes on serving.
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use apcache_index::format::HEADER_LEN;
+use apcache_index::query::Query;
+use apcache_index::search::{
+    CancelScope, IndexReader, PostingsSource, QueryTerms, SearchOptions, SearchResult, Searcher,
+    TermEntry,
+};
+use apcache_index::IndexError;
+
+use super::mode::ServingMode;
+use super::pipeline::Prepared;
+use super::serve::postings_paths;
+use super::sources::{CacheSource, HitCounters};
+use crate::cache_error::CacheError;
+use crate::loader::{open_loader, LoaderKind, LoaderOptions, StorageLoader};
+use crate::postings_cache::{CacheCounters, Ensured, Prefetch};
+use crate::stack::ServingStack;
+use crate::term_layout::TermLayout;
+
+/// Hybrid-mode jobs waiting for the worker, at most (a full queue drops new jobs).
+const HYBRID_JOBS: usize = 1024;
+
+/// How a live service runs.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveConfig {
+    /// Query threads (a fixed pool).
+    pub threads: usize,
+    /// Requests that may wait for a query thread; one more is refused.
+    pub queue_depth: usize,
+}
+
+/// A request: a parsed query and what to compute.
+#[derive(Debug, Clone)]
+pub struct LiveRequest {
+    /// The query.
+    pub query: Query,
+    /// Top k, counting, scoring.
+    pub options: SearchOptions,
+    /// When the answer stops being useful: a request still queued then is not run.
+    pub deadline: Option<Instant>,
+}
+
+/// A request's answer.
+#[derive(Debug, Clone)]
+pub struct LiveAnswer {
+    /// The hits, the count and the work.
+    pub result: SearchResult,
+    /// Time from admission to a query thread taking it (waiting for its postings included).
+    pub queued: Duration,
+    /// Time spent evaluating.
+    pub evaluated: Duration,
+}
+
+/// Why a request got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// The queue is full.
+    #[error("the request queue is full ({0} waiting); retry later")]
+    Overloaded(usize),
+    /// The deadline passed before or while the query ran.
+    #[error("the query ran past its deadline and was cancelled")]
+    TimedOut,
+    /// The request was cancelled (its client went away).
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// Evaluation panicked (a bug); the service goes on.
+    #[error("internal error while evaluating the query: {0}")]
+    Panicked(String),
+    /// The index could not be read.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// The postings cache failed.
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    /// The service is shutting down.
+    #[error("the service is shutting down")]
+    ShuttingDown,
+}
+
+/// Counters of a live service since it started.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LiveCounters {
+    /// Requests admitted into the queue.
+    pub admitted: u64,
+    /// Requests refused because the queue was full.
+    pub rejected: u64,
+    /// Requests answered with results.
+    pub completed: u64,
+    /// Requests that timed out (queued past their deadline, or cancelled at it).
+    pub timed_out: u64,
+    /// Requests cancelled by their client.
+    pub cancelled: u64,
+    /// Panics caught in query threads or the worker.
+    pub panics: u64,
+    /// Requests waiting now.
+    pub queued: u64,
+    /// Term reads served from the tier.
+    pub cache_hits: u64,
+    /// Term reads that had to come from storage.
+    pub cache_misses: u64,
+    /// The postings cache's own counters (cache modes).
+    pub cache: Option<CacheCounters>,
+    /// Segments in the adaptive lookahead window (hybrid-prefetch).
+    pub window_segments: u64,
+    /// Segments of the cache in all (cache modes).
+    pub cache_segments: u64,
+    /// Bytes the storage loaders read.
+    pub loader_bytes: u64,
+}
+
+type Reply = Box<dyn FnOnce(Result<LiveAnswer, LiveError>) + Send>;
+
+/// Where the worker's preparation of a job stands.
+enum Preparation {
+    Pending,
+    Ready(Prepared),
+    /// Not prepared (cancelled or past its deadline when the worker reached it, or the
+    /// worker failed on it); the query thread resolves the terms itself if it still runs it.
+    Skipped,
+}
+
+struct Job {
+    seq: u64,
+    request: LiveRequest,
+    admitted: Instant,
+    cancel: Arc<AtomicBool>,
+    preparation: Mutex<Preparation>,
+    prepared: Condvar,
+    reply: Mutex<Option<Reply>>,
+}
+
+impl Job {
+    fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    fn past_deadline(&self) -> bool {
+        self.request.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    fn publish(&self, preparation: Preparation) {
+        *self.preparation.lock().expect("job lock") = preparation;
+        self.prepared.notify_all();
+    }
+
+    fn wait_prepared(&self) -> Option<Prepared> {
+        let mut state = self.preparation.lock().expect("job lock");
+        loop {
+            match std::mem::replace(&mut *state, Preparation::Skipped) {
+                Preparation::Pending => {
+                    *state = Preparation::Pending;
+                    state = self.prepared.wait(state).expect("job lock");
+                }
+                Preparation::Ready(p) => return Some(p),
+                Preparation::Skipped => return None,
+            }
+        }
+    }
+
+    fn answer(&self, outcome: Result<LiveAnswer, LiveError>) {
+        if let Some(reply) = self.reply.lock().expect("job lock").take() {
+            reply(outcome);
+        }
+    }
+}
+
+/// A request's hold on its place: dropping it cancels the request if it is still queued or
+/// running (a closed connection, a deadline given up on).
+pub struct Ticket {
+    cancel: Arc<AtomicBool>,
+}
+
+impl Ticket {
+    /// Cancels the request now.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+struct Queue {
+    jobs: VecDeque<Arc<Job>>,
+    /// Jobs taken by query threads (they are taken in sequence order).
+    started: u64,
+    shutdown: bool,
+}
+
+#[derive(Default)]
+struct Tallies {
+    admitted: AtomicU64,
+    rejected: AtomicU64,
+    completed: AtomicU64,
+    timed_out: AtomicU64,
+    cancelled: AtomicU64,
+    panics: AtomicU64,
+}
+
+struct Shared {
+    stack: Arc<ServingStack>,
+    config: LiveConfig,
+    queue: Mutex<Queue>,
+    changed: Condvar,
+    next_seq: AtomicU64,
+    /// Jobs for the prefetch worker, in admission order (prefetching modes).
+    to_worker: Option<crossbeam_channel::Sender<Arc<Job>>>,
+    /// Terms queries missed, for the hybrid worker.
+    hybrid_jobs: Option<crossbeam_channel::Sender<(usize, TermEntry)>>,
+    counters: HitCounters,
+    tallies: Tallies,
+    /// Per index segment: reads postings through a small buffer (`base-prefetch`).
+    warmers: Vec<Box<dyn StorageLoader>>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().expect("queue lock")
+    }
+
+    fn reader(&self) -> &IndexReader {
+        &self.stack.reader
+    }
+}
+
+/// A live query service over one assembled [`ServingStack`].
+pub struct LiveService {
+    shared: Arc<Shared>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl LiveService {
+    /// Starts the query threads and, in the prefetching and hybrid modes, the worker.
+    pub fn start(stack: Arc<ServingStack>, config: LiveConfig) -> Result<LiveService, CacheError> {
+        if config.threads == 0 {
+            return Err(CacheError::Config("at least one query thread".into()));
+        }
+        if config.queue_depth == 0 {
+            return Err(CacheError::Config("a queue depth of at least 1".into()));
+        }
+        let mode = stack.config.mode;
+        if mode.uses_cache() && stack.cache.is_none() {
+            return Err(CacheError::Config(format!(
+                "mode {mode} needs a postings cache"
+            )));
+        }
+        let mut warmers = Vec::new();
+        if let ServingMode::BasePrefetch { .. } = mode {
+            let options = LoaderOptions {
+                chunk: stack.config.loader_options.chunk.max(512),
+                emulation: stack.config.loader_options.emulation,
+                ..LoaderOptions::default()
+            };
+            for path in postings_paths(&stack.dir, &stack.reader)? {
+                warmers.push(open_loader(LoaderKind::Pread, &path, &options)?);
+            }
+        }
+        let (to_worker, from_admission) = match mode {
+            ServingMode::BasePrefetch { .. } | ServingMode::HybridPrefetch => {
+                let (tx, rx) = crossbeam_channel::unbounded();
+                (Some(tx), Some(rx))
+            }
+            _ => (None, None),
+        };
+        let (hybrid_jobs, hybrid_rx) = match mode {
+            ServingMode::Hybrid => {
+                let (tx, rx) = crossbeam_channel::bounded(HYBRID_JOBS);
+                (Some(tx), Some(rx))
+            }
+            _ => (None, None),
+        };
+        let shared = Arc::new(Shared {
+            stack,
+            config,
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::new(),
+                started: 0,
+                shutdown: false,
+            }),
+            changed: Condvar::new(),
+            next_seq: AtomicU64::new(0),
+            to_worker,
+            hybrid_jobs,
+            counters: HitCounters::default(),
+            tallies: Tallies::default(),
+            warmers,
+        });
+        let mut threads = Vec::new();
+        for i in 0..config.threads {
+            let shared = shared.clone();
+            threads.push(spawn(format!("apcache-query-{i}"), move || {
+                query_thread(&shared)
+            }));
+        }
+        if let Some(rx) = from_admission {
+            let shared = shared.clone();
+            threads.push(spawn("apcache-prefetch".into(), move || {
+                prefetch_worker(&shared, rx)
+            }));
+        }
+        if let Some(rx) = hybrid_rx {
+            let shared = shared.clone();
+            threads.push(spawn("apcache-hybrid".into(), move || {
+                hybrid_worker(&shared, rx)
+            }));
+        }
+        Ok(LiveService {
+            shared,
+            threads: Mutex::new(threads),
+        })
+    }
+
+    /// The served index.
+    pub fn reader(&self) -> &IndexReader {
+        self.shared.reader()
+    }
+
+    /// The assembled stack.
+    pub fn stack(&self) -> &ServingStack {
+        &self.shared.stack
+    }
+
+    /// Admits `request`: its terms go to the prefetch worker at once, and `reply` is called
+    /// with the answer from a query thread. Refused at once when the queue is full or the
+    /// service is stopping. Dropping the returned [`Ticket`] cancels the request.
+    pub fn submit(
+        &self,
+        request: LiveRequest,
+        reply: impl FnOnce(Result<LiveAnswer, LiveError>) + Send + 'static,
+    ) -> Result<Ticket, LiveError> {
+        let shared = &self.shared;
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut queue = shared.lock();
+        if queue.shutdown {
+            return Err(LiveError::ShuttingDown);
+        }
+        if queue.jobs.len() >= shared.config.queue_depth {
+            shared.tallies.rejected.fetch_add(1, Ordering::Relaxed);
+            return Err(LiveError::Overloaded(queue.jobs.len()));
+        }
+        // Sequence numbers are given under the queue lock, so the queue, the worker's channel
+        // and the numbers agree on the order.
+        let job = Arc::new(Job {
+            seq: shared.next_seq.fetch_add(1, Ordering::Relaxed),
+            request,
+            admitted: Instant::now(),
+            cancel: cancel.clone(),
+            preparation: Mutex::new(Preparation::Pending),
+            prepared: Condvar::new(),
+            reply: Mutex::new(Some(Box::new(reply))),
+        });
+        if let Some(tx) = &shared.to_worker {
+            // The worker lives as long as the service; a send fails only after shutdown.
+            if tx.send(job.clone()).is_err() {
+                job.publish(Preparation::Skipped);
+            }
+        }
+        queue.jobs.push_back(job);
+        drop(queue);
+        shared.tallies.admitted.fetch_add(1, Ordering::Relaxed);
+        shared.changed.notify_all();
+        Ok(Ticket { cancel })
+    }
+
+    /// The service's counters now.
+    pub fn counters(&self) -> LiveCounters {
+        let shared = &self.shared;
+        let t = &shared.tallies;
+        let cache = shared.stack.cache.as_ref();
+        let warm: u64 = shared.warmers.iter().map(|l| l.stats().bytes_read).sum();
+        LiveCounters {
+            admitted: t.admitted.load(Ordering::Relaxed),
+            rejected: t.rejected.load(Ordering::Relaxed),
+            completed: t.completed.load(Ordering::Relaxed),
+            timed_out: t.timed_out.load(Ordering::Relaxed),
+            cancelled: t.cancelled.load(Ordering::Relaxed),
+            panics: t.panics.load(Ordering::Relaxed),
+            queued: shared.lock().jobs.len() as u64,
+            cache_hits: shared.counters.hits.load(Ordering::Relaxed),
+            cache_misses: shared.counters.misses.load(Ordering::Relaxed),
+            cache: cache.map(|c| c.counters()),
+            window_segments: cache.map_or(0, |c| c.window().0),
+            cache_segments: cache.map_or(0, |c| u64::from(c.total_segments())),
+            loader_bytes: warm + cache.map_or(0, |c| c.loader_bytes()),
+        }
+    }
+
+    /// Counts a timeout the caller gave up on (the request itself is cancelled by dropping
+    /// its ticket).
+    pub fn note_timeout(&self) {
+        self.shared
+            .tallies
+            .timed_out
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Stops taking requests, lets the query threads finish what is queued, and joins every
+    /// thread.
+    pub fn shutdown(&self) {
+        self.shared.lock().shutdown = true;
+        self.shared.changed.notify_all();
+        let threads = std::mem::take(&mut *self.threads.lock().expect("threads lock"));
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for LiveService {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn spawn(name: String, body: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(body)
+        .expect("spawn a serving thread")
+}
+
+/// The text of a caught panic.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_string())
+}
+
+/// A query thread: takes jobs in order, waits for their preparation where a worker prepares
+/// them, runs them, answers.
+fn query_thread(shared: &Shared) {
+    let searcher = Searcher::new(shared.reader());
+    let mut own_terms = QueryTerms::default();
+    let mode = shared.stack.config.mode;
+    loop {
+        let job = {
+            let mut queue = shared.lock();
+            loop {
+                if let Some(job) = queue.jobs.pop_front() {
+                    queue.started = job.seq + 1;
+                    break job;
+                }
+                if queue.shutdown {
+                    return;
+                }
+                queue = shared.changed.wait(queue).expect("queue lock");
+            }
+        };
+        // The worker may be waiting for room to run ahead.
+        shared.changed.notify_all();
+        let queued = job.admitted.elapsed();
+        let prepared = match mode {
+            ServingMode::Base | ServingMode::Hybrid => None,
+            _ => job.wait_prepared(),
+        };
+        let outcome = run_job(shared, &searcher, &mut own_terms, &job, prepared.as_ref());
+        if let (Some(cache), Some(p)) = (shared.stack.cache.as_ref(), &prepared) {
+            cache.finish_query(job.seq, &p.reserved);
+        }
+        let tally = match &outcome {
+            Ok(_) => &shared.tallies.completed,
+            Err(LiveError::TimedOut) => &shared.tallies.timed_out,
+            Err(LiveError::Cancelled) => &shared.tallies.cancelled,
+            Err(LiveError::Panicked(_)) => &shared.tallies.panics,
+            Err(_) => &shared.tallies.completed,
+        };
+        tally.fetch_add(1, Ordering::Relaxed);
+        job.answer(outcome.map(|(result, evaluated)| LiveAnswer {
+            result,
+            queued,
+            evaluated,
+        }));
+    }
+}
+
+/// Runs one job, unless it was cancelled or is past its deadline.
+fn run_job(
+    shared: &Shared,
+    searcher: &Searcher<'_>,
+    own_terms: &mut QueryTerms,
+    job: &Job,
+    prepared: Option<&Prepared>,
+) -> Result<(SearchResult, Duration), LiveError> {
+    if job.past_deadline() {
+        return Err(LiveError::TimedOut);
+    }
+    if job.is_cancelled() {
+        return Err(LiveError::Cancelled);
+    }
+    let started = Instant::now();
+    let _scope = CancelScope::enter(job.cancel.clone());
+    let mode = shared.stack.config.mode;
+    let evaluated = catch_unwind(AssertUnwindSafe(|| -> Result<SearchResult, LiveError> {
+        let terms = match prepared {
+            Some(p) => &p.terms,
+            None => {
+                own_terms.resolve_into(shared.reader(), &job.request.query)?;
+                &*own_terms
+            }
+        };
+        let source = shared.stack.cache.as_ref().map(|cache| CacheSource {
+            cache,
+            counters: &shared.counters,
+            jobs: shared.hybrid_jobs.as_ref(),
+            count_hits: mode == ServingMode::Hybrid,
+        });
+        Ok(searcher.search_resolved(
+            &job.request.query,
+            terms,
+            &job.request.options,
+            source.as_ref().map(|s| s as &dyn PostingsSource),
+        )?)
+    }));
+    match evaluated {
+        Ok(Ok(result)) => Ok((result, started.elapsed())),
+        Ok(Err(LiveError::Index(IndexError::Cancelled))) => Err(if job.past_deadline() {
+            LiveError::TimedOut
+        } else {
+            LiveError::Cancelled
+        }),
+        Ok(Err(e)) => Err(e),
+        Err(panic) => Err(LiveError::Panicked(panic_text(panic.as_ref()))),
+    }
+}
+
+/// The prefetching modes' worker: takes admitted jobs in order and prepares each: its terms
+/// looked up, and its postings copied into the tier (`hybrid-prefetch`, as far ahead as the
+/// cache's adaptive rule allows) or read into the page cache (`base-prefetch`, at most
+/// `lookahead` jobs ahead of the query threads).
+fn prefetch_worker(shared: &Shared, jobs: crossbeam_channel::Receiver<Arc<Job>>) {
+    let mut layout = TermLayout::default();
+    let mut segments = Vec::new();
+    loop {
+        let job = match jobs.recv_timeout(Duration::from_millis(50)) {
+            Ok(job) => job,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                if shared.lock().shutdown && jobs.is_empty() {
+                    return;
+                }
+                continue;
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+        };
+        if let ServingMode::BasePrefetch { lookahead } = shared.stack.config.mode {
+            let mut queue = shared.lock();
+            while !queue.shutdown && job.seq >= queue.started + lookahead as u64 {
+                queue = shared.changed.wait(queue).expect("queue lock");
+            }
+        }
+        if job.is_cancelled() || job.past_deadline() {
+            job.publish(Preparation::Skipped);
+            continue;
+        }
+        let prepared = catch_unwind(AssertUnwindSafe(|| {
+            prepare(shared, &job, &mut layout, &mut segments)
+        }));
+        match prepared {
+            Ok(Ok(p)) => job.publish(Preparation::Ready(p)),
+            // The query thread reads what the worker could not stage from storage, and meets
+            // the same error there if it is the index's.
+            Ok(Err(_)) => job.publish(Preparation::Skipped),
+            Err(_) => {
+                shared.tallies.panics.fetch_add(1, Ordering::Relaxed);
+                job.publish(Preparation::Skipped);
+            }
+        }
+    }
+}
+
+/// Prepares one job (see [`prefetch_worker`]).
+fn prepare(
+    shared: &Shared,
+    job: &Job,
+    layout: &mut TermLayout,
+    segments: &mut Vec<u32>,
+) -> Result<Prepared, LiveError> {
+    let reader = shared.reader();
+    let terms = QueryTerms::resolve(reader, &job.request.query)?;
+    let mut reserved = Vec::new();
+    match (shared.stack.config.mode, shared.stack.cache.as_ref()) {
+        (ServingMode::HybridPrefetch, Some(cache)) => {
+            for (_, entries) in terms.iter() {
+                for (segment, entry) in entries.iter().enumerate() {
+                    let Some(entry) = entry else { continue };
+                    let prefetch = Prefetch {
+                        query: job.seq,
+                        adaptive: true,
+                    };
+                    let ensured = cache.ensure(
+                        segment,
+                        &reader.segments()[segment],
+                        entry,
+                        Some(prefetch),
+                        layout,
+                        segments,
+                    )?;
+                    match ensured {
+                        Ensured::Hit(_) => {
+                            shared.counters.hits.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ensured::Loaded(_) => {
+                            shared.counters.misses.fetch_add(1, Ordering::Relaxed);
+                        }
+                        // The query thread counts the miss when it reads storage.
+                        Ensured::Bypassed => continue,
+                    }
+                    reserved.push((segment, entry.ordinal));
+                }
+            }
+        }
+        _ => {
+            for (_, entries) in terms.iter() {
+                for (segment, entry) in entries.iter().enumerate() {
+                    let Some(entry) = entry else { continue };
+                    let start = HEADER_LEN as u64 + entry.info.postings_offset;
+                    shared.warmers[segment]
+                        .read_range(start, entry.info.postings_bytes(), &mut |_, _| {})
+                        .map_err(|source| CacheError::Load {
+                            file: format!("index segment {segment}"),
+                            source,
+                        })?;
+                }
+            }
+        }
+    }
+    Ok(Prepared { terms, reserved })
+}
+
+/// `hybrid`'s worker: caches the terms queries missed, until the service stops.
+fn hybrid_worker(shared: &Shared, jobs: crossbeam_channel::Receiver<(usize, TermEntry)>) {
+    let Some(cache) = shared.stack.cache.as_ref() else {
+        return;
+    };
+    let reader = shared.reader();
+    let mut layout = TermLayout::default();
+    let mut segments = Vec::new();
+    loop {
+        match jobs.recv_timeout(Duration::from_millis(50)) {
+            Ok((segment, entry)) => {
+                let ensured = catch_unwind(AssertUnwindSafe(|| {
+                    cache.ensure(
+                        segment,
+                        &reader.segments()[segment],
+                        &entry,
+                        None,
+                        &mut layout,
+                        &mut segments,
+                    )
+                }));
+                if ensured.is_err() {
+                    shared.tallies.panics.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                if shared.lock().shutdown {
+                    return;
+                }
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
