@@ -97,7 +97,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         .context("the demo's serving options")?
         .serve;
     let catalog = open_catalog(&serve_args)?;
-    run_searches(&catalog)?;
+    run_searches(&catalog, &dir)?;
     if args.no_serve {
         return Ok(());
     }
@@ -126,7 +126,7 @@ impl std::ops::Deref for ServeCommand {
 }
 
 /// Runs the demo's searches through the served index and prints their hits.
-fn run_searches(catalog: &Catalog) -> anyhow::Result<()> {
+fn run_searches(catalog: &Catalog, dir: &std::path::Path) -> anyhow::Result<()> {
     let index = catalog
         .get("sample")
         .context("the demo index is not served")?;
@@ -150,7 +150,7 @@ fn run_searches(catalog: &Catalog) -> anyhow::Result<()> {
         )?;
         let result = rx.recv().context("the query thread stopped")??.result;
         let hits = shown_hits(index.service.reader(), &result)?;
-        println!("$ apcache search {} {text:?} -k 3 --count", "<index>");
+        println!("$ apcache search {} {text:?} -k 3 --count", dir.display());
         print_hits(&query, &result, started.elapsed(), &hits, 3);
         println!();
     }

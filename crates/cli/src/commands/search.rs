@@ -117,7 +117,7 @@ pub fn print_hits(
             hit.title
         );
         if !hit.snippet.is_empty() {
-            println!("{:>34}{}", "", hit.snippet);
+            println!("{:>26}{}", "", hit.snippet);
         }
     }
 }
