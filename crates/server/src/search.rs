@@ -84,6 +84,25 @@ fn depth(query: &Query) -> usize {
     }
 }
 
+/// The deepest nesting of parentheses in query text (escaped ones and quoted text aside).
+fn text_nesting(text: &str) -> usize {
+    let (mut depth, mut deepest, mut quoted, mut escaped) = (0usize, 0usize, false, false);
+    for c in text.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => quoted = !quoted,
+            '(' if !quoted => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' if !quoted => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// Parses `params.q` for `index` and checks it against the limits.
 pub fn parse(
     index: &ServedIndex,
@@ -117,7 +136,7 @@ pub fn parse(
             ),
         ));
     }
-    let nesting = depth(&query);
+    let nesting = depth(&query).max(text_nesting(&params.q));
     if nesting > limits.max_depth {
         return Err(ApiError::new(
             ErrorKind::QueryTooLarge,
@@ -276,5 +295,7 @@ mod tests {
         let q = parse_query("a (b (c d))", &analyzer, DefaultOperator::Or).unwrap();
         assert!(depth(&q) >= 2);
         assert_eq!(depth(&Query::Term("a".into())), 0);
+        assert_eq!(text_nesting("((a)) (b)"), 2);
+        assert_eq!(text_nesting("\\( \"(\" a"), 0);
     }
 }

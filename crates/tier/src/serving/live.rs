@@ -520,6 +520,8 @@ fn run_job(
     let _scope = CancelScope::enter(job.cancel.clone());
     let mode = shared.stack.config.mode;
     let evaluated = catch_unwind(AssertUnwindSafe(|| -> Result<SearchResult, LiveError> {
+        // Tests inject a panic or a delay here (`failpoints` feature).
+        fail::fail_point!("apcache::live::evaluate");
         let terms = match prepared {
             Some(p) => &p.terms,
             None => {

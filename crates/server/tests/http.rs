@@ -1,0 +1,271 @@
+//! The server over real HTTP on an index of the bundled sample: bad input gets its status and
+//! a JSON error, a full queue a 503 with Retry-After, a deadline a 504 with the query
+//! cancelled where it stood, a panic in a query thread a 500 with the pool still whole, and a
+//! closed connection cancels its query. Faults are injected with fail points; every test
+//! holds the fail-point scenario, so they run one at a time.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use apcache_index::indexer::{build_index, IndexOptions};
+use apcache_index::ingest::Input;
+use apcache_server::metrics::Metrics;
+use apcache_server::{AppState, Catalog, QueryLimits, ServedIndex, ServerConfig};
+use apcache_tier::serving::{LiveConfig, LiveService};
+use apcache_tier::stack::{ServingConfig, ServingStack};
+use serde_json::Value;
+
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/enwiki-sample.tsv")
+}
+
+/// A server on a free port over a fresh index of the sample; it lives until the test ends.
+struct TestServer {
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+fn start(threads: usize, queue_depth: usize, timeout: Duration) -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("sample");
+    build_index(vec![Input::from_arg(sample())], &index, &IndexOptions::default(), |_, _| {})
+        .unwrap();
+    let stack = ServingStack::assemble(&index, &ServingConfig::default(), |_| {}).unwrap();
+    let service = LiveService::start(
+        Arc::new(stack),
+        LiveConfig {
+            threads,
+            queue_depth,
+        },
+    )
+    .unwrap();
+    let mut catalog = Catalog::new();
+    assert!(catalog.insert(ServedIndex::new("sample".into(), service).unwrap()));
+    let state = Arc::new(AppState {
+        catalog,
+        config: ServerConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            threads,
+            queue_depth,
+            timeout,
+            limits: QueryLimits {
+                max_body_bytes: 64 * 1024,
+                ..QueryLimits::default()
+            },
+        },
+        metrics: Metrics::new(),
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime
+            .block_on(apcache_server::serve(state, move |addr| tx.send(addr).unwrap()))
+            .unwrap();
+    });
+    TestServer {
+        addr: rx.recv_timeout(Duration::from_secs(10)).unwrap(),
+        _dir: dir,
+    }
+}
+
+/// A response: status, headers (lowercased names), body.
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Response {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn send(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> Response {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    // The server may answer (413) before reading a body it refuses: a failed write is fine.
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP response");
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Response {
+        status,
+        headers,
+        body: body.to_string(),
+    }
+}
+
+fn get(addr: SocketAddr, path: &str) -> Response {
+    send(addr, "GET", path, b"")
+}
+
+/// The sum of a metric's samples in `/metrics`.
+fn metric(addr: SocketAddr, name: &str) -> f64 {
+    get(addr, "/metrics")
+        .body
+        .lines()
+        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+fn bad_requests_get_their_status_and_a_json_error() {
+    let scenario = fail::FailScenario::setup();
+    let server = start(1, 8, Duration::from_secs(10));
+    let addr = server.addr;
+
+    let ok = get(addr, "/indexes/sample/search?q=river&k=3&count=true");
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    let ok = ok.json();
+    assert_eq!(ok["hits"].as_array().unwrap().len(), 3);
+    assert_eq!(ok["total"]["exact"], true);
+
+    let parse = get(addr, "/indexes/sample/search?q=river%20(valley");
+    assert_eq!(parse.status, 400);
+    assert_eq!(parse.json()["error"]["type"], "query_parse_error");
+    assert_eq!(parse.json()["error"]["position"], 6);
+
+    let unknown = get(addr, "/nope/_search?q=river");
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.json()["error"]["type"], "index_not_found_exception");
+
+    for path in [
+        "/indexes/sample/search?q=river&k=-1",
+        "/indexes/sample/search?q=river&k=9999&offset=2",
+        "/indexes/sample/search?k=3",
+        "/sample/_search?q=river&size=20000",
+    ] {
+        let response = get(addr, path);
+        assert_eq!(response.status, 400, "{path}: {}", response.body);
+        assert_eq!(response.json()["status"], 400);
+    }
+
+    let deep = format!("/indexes/sample/search?q={}a{}", "(".repeat(40), ")".repeat(40));
+    assert_eq!(get(addr, &deep).status, 400);
+    let many: Vec<String> = (0..1100).map(|i| format!("w{i}")).collect();
+    let many = get(addr, &format!("/indexes/sample/search?q={}", many.join("%20")));
+    assert_eq!(many.status, 400);
+    assert_eq!(many.json()["error"]["type"], "query_too_large");
+
+    let huge = vec![b' '; 100 * 1024];
+    let too_long = send(addr, "POST", "/sample/_search", &huge);
+    assert_eq!(too_long.status, 413);
+
+    let not_json = send(addr, "POST", "/sample/_search", b"{\"query\": ");
+    assert_eq!(not_json.status, 400);
+    assert_eq!(get(addr, "/no/such/route/here").status, 404);
+    scenario.teardown();
+}
+
+#[test]
+fn a_panic_is_a_500_and_the_pool_stays_whole() {
+    let scenario = fail::FailScenario::setup();
+    let server = start(1, 8, Duration::from_secs(10));
+    fail::cfg("apcache::live::evaluate", "1*panic(injected)").unwrap();
+    let failed = get(server.addr, "/indexes/sample/search?q=river");
+    assert_eq!(failed.status, 500);
+    assert!(failed.body.contains("injected"), "{}", failed.body);
+    // The one query thread is still there.
+    for _ in 0..3 {
+        assert_eq!(get(server.addr, "/indexes/sample/search?q=river").status, 200);
+    }
+    assert_eq!(metric(server.addr, "apcache_panics_total"), 1.0);
+    scenario.teardown();
+}
+
+#[test]
+fn a_full_queue_answers_503_at_once() {
+    let scenario = fail::FailScenario::setup();
+    let server = start(1, 1, Duration::from_secs(10));
+    let addr = server.addr;
+    fail::cfg("apcache::live::evaluate", "sleep(600)").unwrap();
+    // One request runs (asleep), one waits; the third finds the queue full.
+    let running = std::thread::spawn(move || get(addr, "/indexes/sample/search?q=river"));
+    std::thread::sleep(Duration::from_millis(150));
+    let waiting = std::thread::spawn(move || get(addr, "/indexes/sample/search?q=valley"));
+    std::thread::sleep(Duration::from_millis(150));
+    let started = Instant::now();
+    let refused = get(addr, "/indexes/sample/search?q=town");
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert!(started.elapsed() < Duration::from_millis(300), "refused at once");
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(
+        refused.json()["error"]["type"],
+        "rejected_execution_exception"
+    );
+    fail::cfg("apcache::live::evaluate", "off").unwrap();
+    assert_eq!(running.join().unwrap().status, 200);
+    assert_eq!(waiting.join().unwrap().status, 200);
+    assert_eq!(metric(addr, "apcache_rejected_total"), 1.0);
+    scenario.teardown();
+}
+
+#[test]
+fn a_deadline_is_a_504_and_the_query_is_cancelled() {
+    let scenario = fail::FailScenario::setup();
+    let server = start(1, 8, Duration::from_millis(200));
+    let addr = server.addr;
+    // The query thread is held past the deadline, then evaluates with its flag raised: it
+    // stops at its first block instead of answering.
+    fail::cfg("apcache::live::evaluate", "1*sleep(500)").unwrap();
+    let started = Instant::now();
+    let late = get(addr, "/indexes/sample/search?q=river&count=true");
+    assert_eq!(late.status, 504, "{}", late.body);
+    assert!(started.elapsed() < Duration::from_millis(450));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(metric(addr, "apcache_queries_total"), 0.0, "the late query did not complete");
+    assert!(metric(addr, "apcache_timeouts_total") >= 1.0);
+    // A deadline already past when a query thread takes it: not run at all.
+    assert_eq!(get(addr, "/indexes/sample/search?q=river").status, 200);
+    assert_eq!(metric(addr, "apcache_queries_total"), 1.0);
+    scenario.teardown();
+}
+
+#[test]
+fn a_closed_connection_cancels_its_query() {
+    let scenario = fail::FailScenario::setup();
+    let server = start(1, 8, Duration::from_secs(10));
+    let addr = server.addr;
+    fail::cfg("apcache::live::evaluate", "1*sleep(400)").unwrap();
+    {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .write_all(b"GET /indexes/sample/search?q=river HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    } // closed while the query thread sleeps
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(metric(addr, "apcache_cancelled_total"), 1.0);
+    assert_eq!(metric(addr, "apcache_queries_total"), 0.0);
+    scenario.teardown();
+}
