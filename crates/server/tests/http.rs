@@ -31,8 +31,13 @@ struct TestServer {
 fn start(threads: usize, queue_depth: usize, timeout: Duration) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let index = dir.path().join("sample");
-    build_index(vec![Input::from_arg(sample())], &index, &IndexOptions::default(), |_, _| {})
-        .unwrap();
+    build_index(
+        vec![Input::from_arg(sample())],
+        &index,
+        &IndexOptions::default(),
+        |_, _| {},
+    )
+    .unwrap();
     let stack = ServingStack::assemble(&index, &ServingConfig::default(), |_| {}).unwrap();
     let service = LiveService::start(
         Arc::new(stack),
@@ -66,7 +71,9 @@ fn start(threads: usize, queue_depth: usize, timeout: Duration) -> TestServer {
             .build()
             .unwrap();
         runtime
-            .block_on(apcache_server::serve(state, move |addr| tx.send(addr).unwrap()))
+            .block_on(apcache_server::serve(state, move |addr| {
+                tx.send(addr).unwrap()
+            }))
             .unwrap();
     });
     TestServer {
@@ -112,7 +119,14 @@ fn send(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> Response {
     let text = String::from_utf8_lossy(&raw).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP response");
     let mut lines = head.lines();
-    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     let headers = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
@@ -170,10 +184,17 @@ fn bad_requests_get_their_status_and_a_json_error() {
         assert_eq!(response.json()["status"], 400);
     }
 
-    let deep = format!("/indexes/sample/search?q={}a{}", "(".repeat(40), ")".repeat(40));
+    let deep = format!(
+        "/indexes/sample/search?q={}a{}",
+        "(".repeat(40),
+        ")".repeat(40)
+    );
     assert_eq!(get(addr, &deep).status, 400);
     let many: Vec<String> = (0..1100).map(|i| format!("w{i}")).collect();
-    let many = get(addr, &format!("/indexes/sample/search?q={}", many.join("%20")));
+    let many = get(
+        addr,
+        &format!("/indexes/sample/search?q={}", many.join("%20")),
+    );
     assert_eq!(many.status, 400);
     assert_eq!(many.json()["error"]["type"], "query_too_large");
 
@@ -197,7 +218,10 @@ fn a_panic_is_a_500_and_the_pool_stays_whole() {
     assert!(failed.body.contains("injected"), "{}", failed.body);
     // The one query thread is still there.
     for _ in 0..3 {
-        assert_eq!(get(server.addr, "/indexes/sample/search?q=river").status, 200);
+        assert_eq!(
+            get(server.addr, "/indexes/sample/search?q=river").status,
+            200
+        );
     }
     assert_eq!(metric(server.addr, "apcache_panics_total"), 1.0);
     scenario.teardown();
@@ -217,7 +241,10 @@ fn a_full_queue_answers_503_at_once() {
     let started = Instant::now();
     let refused = get(addr, "/indexes/sample/search?q=town");
     assert_eq!(refused.status, 503, "{}", refused.body);
-    assert!(started.elapsed() < Duration::from_millis(300), "refused at once");
+    assert!(
+        started.elapsed() < Duration::from_millis(300),
+        "refused at once"
+    );
     assert_eq!(refused.header("retry-after"), Some("1"));
     assert_eq!(
         refused.json()["error"]["type"],
@@ -243,7 +270,11 @@ fn a_deadline_is_a_504_and_the_query_is_cancelled() {
     assert_eq!(late.status, 504, "{}", late.body);
     assert!(started.elapsed() < Duration::from_millis(450));
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(metric(addr, "apcache_queries_total"), 0.0, "the late query did not complete");
+    assert_eq!(
+        metric(addr, "apcache_queries_total"),
+        0.0,
+        "the late query did not complete"
+    );
     assert!(metric(addr, "apcache_timeouts_total") >= 1.0);
     // A deadline already past when a query thread takes it: not run at all.
     assert_eq!(get(addr, "/indexes/sample/search?q=river").status, 200);

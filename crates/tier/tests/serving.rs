@@ -5,99 +5,16 @@
 
 use std::path::Path;
 
-use apcache_index::indexer::{build_index_from_documents, IndexOptions};
-use apcache_index::ingest::Document;
-use apcache_index::query::{BoolQuery, Query};
+mod common;
+use common::{build, documents, queries};
+
+use apcache_index::query::Query;
 use apcache_index::search::{IndexReader, SearchOptions, Searcher};
 use apcache_tier::eviction::EvictionPolicy;
 use apcache_tier::loader::{open_loader, LoaderKind, LoaderOptions};
 use apcache_tier::region::{TierRegion, TierSpec};
 use apcache_tier::serving::postings_paths;
 use apcache_tier::{serve, CacheOptions, PostingsCache, ServeConfig, ServeReport, ServingMode};
-
-/// A tiny deterministic generator (xorshift), so the test needs no RNG crate.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// Word `i` of `n` with probability about proportional to 1/(i+1).
-    fn zipf(&mut self, n: usize) -> usize {
-        let u = (self.next() % 1_000_000) as f64 / 1_000_000.0;
-        ((n as f64 + 1.0).powf(u) - 1.0) as usize % n
-    }
-}
-
-fn word(i: usize) -> String {
-    format!("w{i}")
-}
-
-const WORDS: usize = 300;
-
-fn documents(count: usize, seed: u64) -> Vec<Document> {
-    let mut rng = Rng(seed);
-    (0..count)
-        .map(|i| {
-            let len = 5 + rng.next() as usize % 40;
-            let body: Vec<String> = (0..len).map(|_| word(rng.zipf(WORDS))).collect();
-            Document {
-                id: None,
-                title: format!("doc {i}"),
-                body: body.join(" "),
-            }
-        })
-        .collect()
-}
-
-fn term(i: usize) -> Query {
-    Query::Term(word(i))
-}
-
-fn two(a: usize, b: usize, and: bool) -> Query {
-    let (must, should) = if and {
-        (vec![term(a), term(b)], vec![])
-    } else {
-        (vec![], vec![term(a), term(b)])
-    };
-    Query::Bool(BoolQuery {
-        must,
-        should,
-        must_not: vec![],
-    })
-}
-
-/// Single terms, ANDs and ORs over frequent words, with many repeats (a term often comes
-/// back while an earlier query holding it is still queued).
-fn queries(count: usize, seed: u64) -> Vec<Query> {
-    let mut rng = Rng(seed);
-    (0..count)
-        .map(|_| {
-            let a = rng.zipf(40);
-            let b = rng.zipf(40);
-            match rng.next() % 3 {
-                0 => term(a),
-                1 => two(a, b, true),
-                _ => two(a, b, false),
-            }
-        })
-        .collect()
-}
-
-fn build(dir: &Path, docs: &[Document], merge: bool) -> IndexReader {
-    let options = IndexOptions {
-        batch_docs: 700,
-        memory_budget: if merge { 64 << 20 } else { 128 << 10 },
-        merge,
-        ..IndexOptions::default()
-    };
-    build_index_from_documents(docs, dir, &options, |_, _| {}).unwrap();
-    IndexReader::open(dir).unwrap()
-}
 
 fn cache(
     dir: &Path,
