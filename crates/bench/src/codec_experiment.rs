@@ -285,7 +285,9 @@ pub fn run(
         progress(&format!("{name}: indexing with {codec}"));
         let dir = index_dir(0, codec);
         let options = IndexOptions {
-            codec: codec.clone(),
+            codec: codec
+                .parse()
+                .map_err(|e| ExperimentError::Config(format!("{name}: {e}")))?,
             threads: config.index_threads,
             memory_budget: config.memory_budget,
             force: true,

@@ -26,7 +26,7 @@ pub struct IndexBenchConfig {
     /// Memory budget of both engines, bytes.
     pub memory_budget: usize,
     /// apcache's codec.
-    pub codec: String,
+    pub codec: apcache_codec::CodecKind,
     /// Builds per engine.
     pub runs: usize,
     /// Also measure tantivy with its own default tokenizer.
@@ -116,7 +116,7 @@ pub fn run(
     mut progress: impl FnMut(&str),
 ) -> Result<IndexBenchReport, IndexBenchError> {
     let apcache_options = IndexOptions {
-        codec: config.codec.clone(),
+        codec: config.codec,
         threads: config.threads,
         memory_budget: config.memory_budget,
         force: true,

@@ -50,6 +50,6 @@ pub use error::CodecError;
 pub use isa::Isa;
 pub use pfor::{BitpackDeltaSimd, PforDelta, PforDeltaSimd};
 pub use raw::Raw;
-pub use registry::{codec_by_name, codec_with_isa, CODEC_NAMES};
+pub use registry::{codec_by_name, codec_with_isa, CodecKind, CODEC_NAMES};
 pub use streamvbyte::StreamVByteDelta;
 pub use vbyte::{VByte, VByteDelta};

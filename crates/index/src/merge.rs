@@ -23,7 +23,7 @@ use fst::{IntoStreamer, Streamer};
 use serde::Serialize;
 
 use crate::manifest::Manifest;
-use apcache_codec::codec_by_name;
+use apcache_codec::CodecKind;
 
 use crate::search::Bm25;
 use crate::segment::{
@@ -59,7 +59,7 @@ pub fn merge_segments(
     inputs: &[SegmentMeta],
     out_dir: &Path,
     name: &str,
-    codec: &str,
+    codec: CodecKind,
 ) -> Result<SegmentMeta, IndexError> {
     if inputs.is_empty() {
         return Err(IndexError::InvalidArgument("nothing to merge".into()));
@@ -98,10 +98,7 @@ pub fn merge_segments(
 
     // Two stages on two threads: this one merges and encodes the postings, a second builds the
     // dictionary and writes the files; batches of encoded terms pass between them.
-    let codec_impl = codec_by_name(codec).map_err(|source| IndexError::Codec {
-        file: name.to_string(),
-        source,
-    })?;
+    let codec_impl = codec.build();
     let mut writer = SegmentWriter::create(out_dir, name, codec, docs.clone(), lengths.clone())?;
     let bm25 = Bm25::of_lengths(&lengths);
     let encoder = TermEncoder::new(&*codec_impl, &bm25, &docs, &lengths, name);
@@ -275,7 +272,7 @@ pub(crate) fn next_segment_number(manifest: &Manifest) -> u32 {
 /// merged segments' files.
 pub fn merge_index(
     dir: &Path,
-    codec: Option<&str>,
+    codec: Option<CodecKind>,
     out_dir: Option<&Path>,
 ) -> Result<MergeReport, IndexError> {
     let _lock = WriterLock::acquire(dir)?;
@@ -291,19 +288,23 @@ pub fn merge_index(
 pub(crate) fn merge_all(
     dir: &Path,
     manifest: &mut Manifest,
-    codec: Option<&str>,
+    codec: Option<CodecKind>,
     number: u32,
     out_dir: Option<&Path>,
 ) -> Result<MergeReport, IndexError> {
     let segments_in = manifest.segments.len();
-    let codec = codec
-        .map(str::to_string)
-        .or_else(|| manifest.segments.first().map(|s| s.codec.clone()));
-    let Some(codec) = codec else {
-        return Ok(MergeReport::default());
+    let codec = match (codec, manifest.segments.first()) {
+        (Some(codec), _) => codec,
+        (None, Some(first)) => first.codec.parse::<CodecKind>().map_err(|source| {
+            IndexError::Codec {
+                file: first.name.clone(),
+                source,
+            }
+        })?,
+        (None, None) => return Ok(MergeReport::default()),
     };
     if let [only] = manifest.segments.as_slice() {
-        if only.dir.as_deref() == out_dir && only.codec == codec {
+        if only.dir.as_deref() == out_dir && only.codec == codec.name() {
             return Ok(MergeReport {
                 segments_in,
                 segments_out: 1,
@@ -321,7 +322,7 @@ pub(crate) fn merge_all(
         &manifest.segments,
         out_dir.unwrap_or(dir),
         &name,
-        &codec,
+        codec,
     )?;
     merged.dir = out_dir.map(Path::to_path_buf);
     let merge_seconds = started.elapsed().as_secs_f64();

@@ -48,7 +48,7 @@ fn reference(limit: usize) -> (Lists, Vec<String>) {
 fn check_index(codec: &str, threads: usize, budget: usize, merge: bool) {
     let dir = tempfile::tempdir().unwrap();
     let options = IndexOptions {
-        codec: codec.into(),
+        codec: codec.parse().unwrap(),
         threads,
         memory_budget: budget,
         batch_docs: 64,

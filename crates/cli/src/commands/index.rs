@@ -19,9 +19,10 @@ pub struct IndexArgs {
     /// Index directory.
     #[arg(short, long)]
     output: PathBuf,
-    /// Codec of the posting blocks.
+    /// Codec of the posting blocks: raw, vbyte, vbyte-delta, streamvbyte-delta, pfor-delta,
+    /// pfor-delta-simd, bitpack-delta-simd.
     #[arg(long, default_value = "pfor-delta-simd")]
-    codec: String,
+    codec: apcache_codec::CodecKind,
     /// Indexing threads.
     #[arg(long, default_value_t = 2)]
     threads: usize,

@@ -13,7 +13,7 @@ pub struct MergeArgs {
     dir: PathBuf,
     /// Re-encode the postings with this codec (default: keep the index's).
     #[arg(long)]
-    codec: Option<String>,
+    codec: Option<apcache_codec::CodecKind>,
     /// Write the merged segment to this directory instead of the index's.
     #[arg(long)]
     merge_dir: Option<PathBuf>,
@@ -32,7 +32,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
         .map(|d| d.canonicalize())
         .transpose()
         .context("cannot resolve --merge-dir")?;
-    let report = merge_index(&args.dir, args.codec.as_deref(), merge_dir.as_deref())
+    let report = merge_index(&args.dir, args.codec, merge_dir.as_deref())
         .with_context(|| format!("merging {} failed", args.dir.display()))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use apcache_codec::CodecKind;
 use serde::Serialize;
 
 use crate::analyzer::{Analyzer, AnalyzerConfig};
@@ -33,7 +34,7 @@ use crate::IndexError;
 #[derive(Debug, Clone)]
 pub struct IndexOptions {
     /// Codec of the posting blocks.
-    pub codec: String,
+    pub codec: CodecKind,
     /// Indexing threads.
     pub threads: usize,
     /// Bound on the anonymous memory of the whole build, in bytes: the posting tables get what
@@ -60,7 +61,7 @@ pub struct IndexOptions {
 impl Default for IndexOptions {
     fn default() -> Self {
         IndexOptions {
-            codec: "pfor-delta-simd".into(),
+            codec: CodecKind::PforDeltaSimd,
             threads: 2,
             memory_budget: 256 << 20,
             analyzer: AnalyzerConfig::default(),
@@ -142,7 +143,7 @@ fn table_share(budget: usize, threads: usize) -> usize {
 
 /// Codec of segments flushed only to be merged: encodes several times faster than
 /// `pfor-delta-simd` (no exception analysis) and decodes fastest.
-const FLUSH_CODEC_BEFORE_MERGE: &str = "bitpack-delta-simd";
+const FLUSH_CODEC_BEFORE_MERGE: CodecKind = CodecKind::BitpackDeltaSimd;
 
 /// Shared state of the indexing threads.
 struct Shared<'a> {
@@ -166,11 +167,11 @@ impl Shared<'_> {
     /// The codec of flushed segments: the index's own, or, when they will be merged anyway,
     /// the codec that encodes fastest (the merge decodes them once and re-encodes with the
     /// index's codec).
-    fn flush_codec(&self) -> &str {
+    fn flush_codec(&self) -> CodecKind {
         if self.options.merge {
             FLUSH_CODEC_BEFORE_MERGE
         } else {
-            &self.options.codec
+            self.options.codec
         }
     }
 
@@ -332,10 +333,6 @@ fn check_options(options: &IndexOptions) -> Result<(), IndexError> {
             "threads and batch size must be at least 1".into(),
         ));
     }
-    apcache_codec::codec_by_name(&options.codec).map_err(|source| IndexError::Codec {
-        file: "--codec".into(),
-        source,
-    })?;
     Ok(())
 }
 
@@ -421,7 +418,7 @@ fn build(
         merge_all(
             dir,
             &mut manifest,
-            Some(&options.codec),
+            Some(options.codec),
             segments_flushed,
             merge_dir.as_deref(),
         )?
@@ -445,7 +442,7 @@ fn build(
         sync_seconds: secs(&shared.sync_ns) + merge.sync_seconds,
         docs_per_second: manifest.documents() as f64 / total.as_secs_f64(),
         mb_per_second: reader.bytes_read() as f64 / 1e6 / total.as_secs_f64(),
-        codec: options.codec.clone(),
+        codec: options.codec.name().to_string(),
         threads: options.threads,
         memory_budget: options.memory_budget,
         arena: options.arena.clone(),

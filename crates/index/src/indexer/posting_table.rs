@@ -208,7 +208,7 @@ impl PostingTable {
         &mut self,
         dir: &Path,
         name: &str,
-        codec: &str,
+        codec: apcache_codec::CodecKind,
     ) -> Result<SegmentMeta, IndexError> {
         let mut table = std::mem::take(&mut self.contents);
         table.seal_store_block()?;

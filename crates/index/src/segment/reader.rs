@@ -4,7 +4,7 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use apcache_codec::{codec_by_name, BlockCodec, BLOCK_LEN};
+use apcache_codec::{BlockCodec, CodecKind, BLOCK_LEN};
 use memmap2::Mmap;
 
 use super::store::StoreReader;
@@ -119,10 +119,14 @@ impl SegmentReader {
         meta: &SegmentMeta,
         metadata_dir: Option<&Path>,
     ) -> Result<SegmentReader, IndexError> {
-        let codec = codec_by_name(&meta.codec).map_err(|source| IndexError::Codec {
-            file: meta.name.clone(),
-            source,
-        })?;
+        let codec = meta
+            .codec
+            .parse::<CodecKind>()
+            .map_err(|source| IndexError::Codec {
+                file: meta.name.clone(),
+                source,
+            })?
+            .build();
         let dict = map_file(dir, meta, FileKind::Dictionary, metadata_dir)?;
         let dict_name = &meta.file(FileKind::Dictionary).expect("mapped").name;
         FramedFile::verify(dict.file_bytes(), FileKind::Dictionary, dict_name)?;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use apcache_codec::{codec_by_name, BlockCodec};
+use apcache_codec::{BlockCodec, CodecKind};
 
 use super::store::{StoreReader, StoreWriter};
 use super::term_encoder::{EncodedTerms, TermEncoder};
@@ -17,7 +17,7 @@ use crate::IndexError;
 pub struct SegmentWriter {
     dir: PathBuf,
     name: String,
-    codec_name: String,
+    codec_kind: CodecKind,
     codec: Box<dyn BlockCodec>,
     docs: DocMap,
     lengths: Vec<u32>,
@@ -50,7 +50,7 @@ impl SegmentWriter {
     pub fn create(
         dir: &Path,
         name: &str,
-        codec_name: &str,
+        codec_kind: CodecKind,
         docs: DocMap,
         lengths: Vec<u32>,
     ) -> Result<SegmentWriter, IndexError> {
@@ -61,10 +61,7 @@ impl SegmentWriter {
                 lengths.len()
             )));
         }
-        let codec = codec_by_name(codec_name).map_err(|source| IndexError::Codec {
-            file: name.to_string(),
-            source,
-        })?;
+        let codec = codec_kind.build();
         let open = |kind: FileKind| {
             FileWriter::create(
                 &temporary(&dir.join(format!("{name}.{}", kind.extension()))),
@@ -77,7 +74,7 @@ impl SegmentWriter {
         Ok(SegmentWriter {
             dir: dir.to_path_buf(),
             name: name.to_string(),
-            codec_name: codec_name.to_string(),
+            codec_kind,
             codec,
             docs,
             lengths,
@@ -261,7 +258,7 @@ impl SegmentWriter {
         sync_dir(&self.dir)?;
         Ok(SegmentMeta {
             name: self.name,
-            codec: self.codec_name,
+            codec: self.codec_kind.name().to_string(),
             total_tokens: self.lengths.iter().map(|&l| u64::from(l)).sum(),
             docs: self.docs,
             terms: self.ordinal,

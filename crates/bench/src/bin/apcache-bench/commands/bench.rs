@@ -172,7 +172,7 @@ pub struct IndexBenchArgs {
     memory_budget_mib: usize,
     /// apcache's codec.
     #[arg(long, default_value = "pfor-delta-simd")]
-    codec: String,
+    codec: apcache_codec::CodecKind,
     /// Builds per engine; the median is compared.
     #[arg(long, default_value_t = 3)]
     runs: usize,
