@@ -188,7 +188,7 @@ async fn respond(
             })
         })
         .collect();
-    Ok(Json(json!({
+    let mut body = json!({
         "index": index.name,
         "query": outcome.query,
         "total": {"value": outcome.total, "exact": outcome.exact},
@@ -196,8 +196,11 @@ async fn respond(
         "offset": params.offset,
         "k": params.k,
         "hits": hits,
-    }))
-    .into_response())
+    });
+    if !outcome.notes.is_empty() {
+        body["notes"] = json!(outcome.notes);
+    }
+    Ok(Json(body).into_response())
 }
 
 /// Parses a document id of the path.

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use apcache_index::query::{parse_query, DefaultOperator, Query};
+use apcache_index::query::{parse_query_with_notes, DefaultOperator, Query};
 use apcache_index::search::SearchOptions;
 use apcache_tier::serving::{LiveError, LiveRequest};
 
@@ -65,6 +65,8 @@ pub struct SearchOutcome {
     pub took: Duration,
     /// The hits after `offset`, best first.
     pub hits: Vec<SearchHit>,
+    /// What the analyzer changed or dropped in the query's words.
+    pub notes: Vec<String>,
 }
 
 /// The deepest nesting of `query`'s boolean groups.
@@ -103,12 +105,13 @@ fn text_nesting(text: &str) -> usize {
     deepest
 }
 
-/// Parses `params.q` for `index` and checks it against the limits.
+/// Parses `params.q` for `index` and checks it against the limits; also returns what the
+/// analyzer changed or dropped.
 pub fn parse(
     index: &ServedIndex,
     params: &SearchParams,
     config: &ServerConfig,
-) -> Result<Query, ApiError> {
+) -> Result<(Query, Vec<String>), ApiError> {
     let limits = &config.limits;
     if params.q.len() > limits.max_query_bytes {
         return Err(ApiError::new(
@@ -120,12 +123,14 @@ pub fn parse(
             ),
         ));
     }
-    let query =
-        parse_query(&params.q, &index.analyzer, params.default_operator).map_err(|e| ApiError {
-            kind: ErrorKind::QueryParse,
-            reason: e.to_string(),
-            position: e.position(),
-        })?;
+    let (query, notes) =
+        parse_query_with_notes(&params.q, &index.analyzer, params.default_operator).map_err(
+            |e| ApiError {
+                kind: ErrorKind::QueryParse,
+                reason: e.to_string(),
+                position: e.position(),
+            },
+        )?;
     let terms = query.terms().len();
     if terms > limits.max_terms {
         return Err(ApiError::new(
@@ -146,7 +151,7 @@ pub fn parse(
             ),
         ));
     }
-    Ok(query)
+    Ok((query, notes.iter().map(ToString::to_string).collect()))
 }
 
 /// Checks `offset + k` against the result window.
@@ -170,7 +175,7 @@ pub async fn run(
     arrived: Instant,
 ) -> Result<SearchOutcome, ApiError> {
     check_window(params.offset, params.k, config)?;
-    let query = parse(index, params, config)?;
+    let (query, notes) = parse(index, params, config)?;
     let canonical = query.to_string();
     let deadline = arrived + config.timeout;
     let request = LiveRequest {
@@ -239,6 +244,7 @@ pub async fn run(
         exact,
         took: arrived.elapsed(),
         hits,
+        notes,
     })
 }
 
@@ -281,6 +287,7 @@ pub fn snippet(body: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apcache_index::query::parse_query;
 
     #[test]
     fn snippets_cut_at_a_word() {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use apcache_cli::options::{QueryArgs, ServingArgs};
-use apcache_index::query::{parse_query, Query};
+use apcache_index::query::{parse_query_with_notes, Query};
 use apcache_index::search::{IndexReader, SearchOptions, SearchResult, Searcher};
 use apcache_tier::serving::{LiveConfig, LiveRequest, LiveService};
 use apcache_tier::stack::ServingStack;
@@ -167,12 +167,13 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot open {}", args.dir.display()))?,
         None => args.query_args.open(&args.dir)?,
     };
-    let query = parse_query(
+    let (query, notes) = parse_query_with_notes(
         &args.query,
         &reader.analyzer(),
         args.query_args.default_operator(),
     )
     .with_context(|| format!("cannot parse the query {:?}", args.query))?;
+    let notes: Vec<String> = notes.iter().map(ToString::to_string).collect();
     let (result, hits) = match served_mode {
         Some(mode) => {
             drop(reader);
@@ -201,9 +202,13 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
                 "total": {"value": result.total_hits, "exact": result.total_hits_exact},
                 "took_us": took.as_micros() as u64,
                 "hits": hits,
+                "notes": notes,
             })
         );
     } else {
+        for note in &notes {
+            println!("note: {note}");
+        }
         print_hits(&query, &result, took, &hits, args.k);
     }
     Ok(())
