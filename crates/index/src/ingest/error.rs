@@ -17,7 +17,10 @@ pub enum IngestError {
         source: io::Error,
     },
     /// A bad line, under [`BadLinePolicy::Reject`](super::BadLinePolicy::Reject).
-    #[error("{0} (bad lines are rejected; skip them with BadLinePolicy::Skip)")]
+    #[error(
+        "{0} (bad lines are rejected because --reject-bad-lines was given; \
+         without it they are skipped and counted)"
+    )]
     BadLine(BadLine),
     /// An input format name that [`InputFormat`](super::InputFormat) does not know.
     #[error("unknown input format {name:?}: expected auto, tsv, luceneutil or jsonl")]

@@ -290,6 +290,13 @@ fn a_rejected_bad_line_stops_the_reader_with_its_location() {
         error.to_string().contains("bad.txt:2: invalid UTF-8"),
         "{error}"
     );
+    // The message says how to skip bad lines instead, in the command line's words.
+    assert!(
+        error
+            .to_string()
+            .contains("without it they are skipped and counted"),
+        "{error}"
+    );
     assert_eq!(reader.next_document().unwrap(), None);
     assert!(reader.next().is_none());
     assert_eq!(reader.report().bad_line_count, 1);

@@ -25,17 +25,20 @@
 //!   with no precedence: `a OR b AND c` is `a +b +c`, and `a AND b OR c` is `+a +b c`.
 //! - A query of only prohibited clauses (`-a`, `NOT a`) matches nothing.
 //! - A word the analyzer drops entirely (punctuation, a stop word) disappears, but an `AND` or
-//!   `OR` before it still applies to the clause before it.
+//!   `OR` before it still applies to the clause before it. [`parse_query_with_notes`] says
+//!   which words were dropped, split or changed, as [`QueryNote`]s.
 //! - `-`, `+` and `!` followed by a space are words, which the analyzer drops: `a - b` is `a b`.
 //! - `&&` and `||` are operators only when they stand alone: `a &&b` is the words `a` and
 //!   `&&b`, that is the terms a and b.
 
 mod ast;
 mod error;
+mod note;
 mod parser;
 #[cfg(test)]
 mod tests;
 
 pub use ast::{BoolQuery, Query};
 pub use error::QueryError;
-pub use parser::{parse_query, DefaultOperator, MAX_NESTING};
+pub use note::QueryNote;
+pub use parser::{parse_query, parse_query_with_notes, DefaultOperator, MAX_NESTING};

@@ -12,6 +12,7 @@ use crate::analyzer::Analyzer;
 
 use super::ast::{BoolQuery, Query};
 use super::error::QueryError;
+use super::note::QueryNote;
 
 /// The deepest nesting of parentheses [`parse_query`] accepts; deeper input is answered with
 /// [`QueryError::TooDeeplyNested`] rather than risking the stack.
@@ -63,6 +64,43 @@ pub fn parse_query(
     analyzer: &Analyzer,
     default_operator: DefaultOperator,
 ) -> Result<Query, QueryError> {
+    parse(text, analyzer, default_operator, false).map(|(query, _)| query)
+}
+
+/// Parses `text` like [`parse_query`], and also says which words the analyzer did more to
+/// than lowercase: one [`QueryNote`] per word it dropped (`the` with English stop words, `-`
+/// in `a - b`), split into several terms (`wi-fi`) or searched as another term (`c++` as
+/// `c`), in the order the words appear, each note once.
+///
+/// The query is the one [`parse_query`] returns. Words are noted as the analyzer sees each of
+/// them alone; quoted text that analyzes to one term or none is noted like a word.
+///
+/// ```
+/// use apcache_index::analyzer::Analyzer;
+/// use apcache_index::query::{parse_query_with_notes, DefaultOperator};
+///
+/// let (query, notes) =
+///     parse_query_with_notes("c++ OR Rust", &Analyzer::english(), DefaultOperator::Or)?;
+/// assert_eq!(query.to_string(), "c rust");
+/// let notes: Vec<String> = notes.iter().map(ToString::to_string).collect();
+/// assert_eq!(notes, [r#""c++" was searched as "c": the analyzer drops "+""#]);
+/// # Ok::<(), apcache_index::query::QueryError>(())
+/// ```
+pub fn parse_query_with_notes(
+    text: &str,
+    analyzer: &Analyzer,
+    default_operator: DefaultOperator,
+) -> Result<(Query, Vec<QueryNote>), QueryError> {
+    parse(text, analyzer, default_operator, true)
+}
+
+/// [`parse_query`], with the notes when `take_notes` is set (and none otherwise).
+fn parse(
+    text: &str,
+    analyzer: &Analyzer,
+    default_operator: DefaultOperator,
+    take_notes: bool,
+) -> Result<(Query, Vec<QueryNote>), QueryError> {
     let tokens = lex(text)?;
     if tokens.is_empty() {
         return Err(QueryError::Empty);
@@ -72,9 +110,12 @@ pub fn parse_query(
         next: 0,
         analyzer,
         default_operator,
+        take_notes,
+        notes: Vec::new(),
     };
     let query = parser.parse_group(None)?;
-    Ok(query.map_or_else(|| Query::Bool(BoolQuery::default()), Query::simplified))
+    let query = query.map_or_else(|| Query::Bool(BoolQuery::default()), Query::simplified);
+    Ok((query, parser.notes))
 }
 
 /// Whitespace as Lucene's query grammar knows it. Other Unicode spaces are word characters
@@ -362,11 +403,27 @@ struct Parser<'p, 't> {
     next: usize,
     analyzer: &'p Analyzer,
     default_operator: DefaultOperator,
+    /// Whether to note what the analyzer does to each word, into `notes`.
+    take_notes: bool,
+    notes: Vec<QueryNote>,
 }
 
 impl Parser<'_, '_> {
     fn peek(&self) -> Option<&TokenKind> {
         self.peek_at(0)
+    }
+
+    /// Notes what the analyzer made of `word`, when notes are wanted and it did more than
+    /// lowercase it.
+    fn note(&mut self, word: &str, terms: &[String]) {
+        if !self.take_notes {
+            return;
+        }
+        if let Some(note) = QueryNote::for_word(word, terms, self.analyzer) {
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+        }
     }
 
     fn peek_at(&self, ahead: usize) -> Option<&TokenKind> {
@@ -458,6 +515,9 @@ impl Parser<'_, '_> {
             TokenKind::Quoted(text) => {
                 self.next += 1;
                 let mut terms = self.analyzer.tokens(text);
+                if terms.len() <= 1 {
+                    self.note(text, &terms);
+                }
                 match terms.len() {
                     0 => Ok(None),
                     1 => Ok(terms.pop().map(Query::Term)),
@@ -513,6 +573,13 @@ impl Parser<'_, '_> {
                     text.push(' ');
                 }
                 text.push_str(word);
+                if self.take_notes {
+                    // Whitespace separates terms, so each word of the run gives the terms it
+                    // would give alone.
+                    let terms = self.analyzer.tokens(word);
+                    let word = word.clone();
+                    self.note(&word, &terms);
+                }
             }
             self.next += 1;
             if !self.word_continues_run(0) {
@@ -531,8 +598,9 @@ impl Parser<'_, '_> {
 
     /// A bare word: one term, a group of several combined with the default operator, or
     /// nothing when the analyzer drops it (Lucene's `QueryBuilder.createFieldQuery`).
-    fn analyze_word(&self, word: &str) -> Option<Query> {
+    fn analyze_word(&mut self, word: &str) -> Option<Query> {
         let mut terms = self.analyzer.tokens(word);
+        self.note(word, &terms);
         match terms.len() {
             0 => None,
             1 => terms.pop().map(Query::Term),

@@ -330,6 +330,150 @@ fn error_messages_say_what_to_do() {
     assert!(message("(a").contains("byte 0"));
 }
 
+/// The notes of `input` parsed with `analyzer`, printed.
+fn notes(input: &str, analyzer: &Analyzer) -> Vec<String> {
+    let (_, notes) = parse_query_with_notes(input, analyzer, Or).unwrap();
+    notes.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn notes_say_what_the_analyzer_dropped_split_or_changed() {
+    let standard = Analyzer::default();
+    let stop_words = Analyzer::new(AnalyzerConfig {
+        stop_words: StopWords::English,
+        stemming: Stemming::None,
+    });
+    let english = Analyzer::english();
+    let cases: Vec<(&str, &Analyzer, Vec<&str>)> = vec![
+        // A word merely lowercased is no note.
+        ("Rust", &standard, vec![]),
+        ("Rust AND (Search OR \"Index\")", &standard, vec![]),
+        ("isn't U.S.A", &standard, vec![]),
+        ("\"Rust\"", &standard, vec![]),
+        // Characters dropped.
+        (
+            "c++",
+            &standard,
+            vec![r#""c++" was searched as "c": the analyzer drops "+""#],
+        ),
+        (
+            "C# rust",
+            &standard,
+            vec![r##""C#" was searched as "c": the analyzer drops "#""##],
+        ),
+        (
+            "c#+",
+            &standard,
+            vec![r##""c#+" was searched as "c": the analyzer drops "#" and "+""##],
+        ),
+        (
+            "\"c++\"",
+            &standard,
+            vec![r#""c++" was searched as "c": the analyzer drops "+""#],
+        ),
+        // Words split.
+        (
+            "wi-fi",
+            &standard,
+            vec![r#""wi-fi" was split into "wi" and "fi""#],
+        ),
+        (
+            "+a.b,c;d",
+            &standard,
+            vec![r#""a.b,c;d" was split into "a.b", "c" and "d""#],
+        ),
+        (
+            "中文",
+            &standard,
+            vec![r#""中文" was split into "中" and "文""#],
+        ),
+        (
+            "a-b-c-d-e-f-g",
+            &standard,
+            vec![r#""a-b-c-d-e-f-g" was split into "a", "b", "c", "d", "e" and 2 more"#],
+        ),
+        // Words dropped.
+        (
+            "rust ...",
+            &standard,
+            vec![r#""..." was dropped: the analyzer keeps no term of it"#],
+        ),
+        (
+            "a - b",
+            &standard,
+            vec![r#""-" was dropped: the analyzer keeps no term of it"#],
+        ),
+        (
+            "The cat",
+            &stop_words,
+            vec![r#""The" was dropped: it is a stop word"#],
+        ),
+        (
+            "to-be cat",
+            &stop_words,
+            vec![r#""to-be" was dropped: the analyzer drops "-" and the stop words "to" and "be""#],
+        ),
+        (
+            "\"the cat\"",
+            &stop_words,
+            vec![r#""the cat" was searched as "cat": the analyzer drops the stop word "the""#],
+        ),
+        // Stemming.
+        (
+            "Running",
+            &english,
+            vec![r#""Running" was searched as "run": the analyzer stems it"#],
+        ),
+        (
+            "running.",
+            &english,
+            vec![r#""running." was searched as "run": the analyzer drops "." and stems it"#],
+        ),
+        // Each note once, in the order of the words.
+        (
+            "c++ x c++ -wi-fi",
+            &standard,
+            vec![
+                r#""c++" was searched as "c": the analyzer drops "+""#,
+                r#""wi-fi" was split into "wi" and "fi""#,
+            ],
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (input, analyzer, expected) in cases {
+        let got = notes(input, analyzer);
+        if got != expected {
+            failures.push(format!("{input:?}: got {got:#?}, want {expected:#?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn notes_hold_the_word_and_its_terms() {
+    let (query, notes) = parse_query_with_notes("c++", &Analyzer::default(), Or).unwrap();
+    assert_eq!(query, Query::Term("c".into()));
+    assert_eq!(
+        notes,
+        [QueryNote {
+            word: "c++".into(),
+            terms: vec!["c".into()],
+            dropped_characters: vec!['+'],
+            dropped_stop_words: vec![],
+            stemmed: false,
+        }]
+    );
+}
+
+#[test]
+fn notes_cut_long_words_short() {
+    let word = "x".repeat(1000);
+    let printed = notes(&format!("{word}."), &Analyzer::default());
+    assert_eq!(printed.len(), 1);
+    assert!(printed[0].len() < 400, "{}", printed[0]);
+    assert!(printed[0].starts_with(&format!("\"{}…\" was split into", "x".repeat(40))));
+}
+
 /// A query string built mostly from the pieces of the syntax, so that random input reaches
 /// deep into the parser.
 fn syntax_soup() -> impl Strategy<Value = String> {
@@ -375,7 +519,21 @@ fn syntax_soup() -> impl Strategy<Value = String> {
 fn check_never_panics(text: &str) -> Result<(), TestCaseError> {
     for analyzer in [Analyzer::default(), Analyzer::english()] {
         for operator in [Or, And] {
-            match parse_query(text, &analyzer, operator) {
+            let parsed = parse_query(text, &analyzer, operator);
+            let with_notes = parse_query_with_notes(text, &analyzer, operator);
+            prop_assert_eq!(
+                &parsed,
+                &with_notes
+                    .as_ref()
+                    .map(|(query, _)| query.clone())
+                    .map_err(Clone::clone)
+            );
+            if let Ok((_, notes)) = &with_notes {
+                for note in notes {
+                    let _ = note.to_string();
+                }
+            }
+            match parsed {
                 Ok(query) => {
                     let _ = query.to_string();
                     let _ = query.terms();
