@@ -1,6 +1,6 @@
-//! `apcache experiment apcache`: the APCache study as one command.
+//! `apcache-bench experiment apcache`: the APCache study as one command.
 //!
-//! Every measured point is a separate `apcache bench queries --mode ... --json` process, so
+//! Every measured point is a separate `apcache-bench queries --mode ... --json` process, so
 //! that each runs in its own memory cgroup (the DRAM budget), starts with the index dropped
 //! from the page cache, and leaves nothing behind for the next. The tier is one tmpfs file
 //! this process creates and populates once, outside any limited cgroup, and every child maps
@@ -24,6 +24,7 @@ use apcache_tier::cgroup::format_bytes;
 use apcache_tier::region::TierRegion;
 use serde::Serialize;
 
+use crate::latency::LatencySummary;
 use crate::line_chart::{draw_lines, ChartSpec, Series};
 use crate::tiered_bench::search_bytes;
 
@@ -116,12 +117,9 @@ pub struct Point {
     pub lookahead: Option<usize>,
     /// The child's measured repetition.
     pub qps: f64,
-    /// Mean latency.
-    pub mean_us: f64,
-    /// Median latency.
-    pub p50_us: f64,
-    /// 99th percentile latency.
-    pub p99_us: f64,
+    /// Its latencies (flattened into the JSON: `mean_us`, `p50_us`, ...).
+    #[serde(flatten)]
+    pub latency: LatencySummary,
     /// Miss rate.
     pub miss_rate: f64,
     /// Bytes fetched from storage in the measured repetition.
@@ -387,9 +385,14 @@ pub fn run(
             segment_size: run.segment_size,
             lookahead: run.lookahead,
             qps: f(&r["qps"]),
-            mean_us: f(&r["mean_us"]),
-            p50_us: f(&r["p50_us"]),
-            p99_us: f(&r["p99_us"]),
+            latency: LatencySummary {
+                count: r["count"].as_u64().unwrap_or(0),
+                mean_us: f(&r["mean_us"]),
+                p50_us: f(&r["p50_us"]),
+                p99_us: f(&r["p99_us"]),
+                p999_us: f(&r["p999_us"]),
+                max_us: f(&r["max_us"]),
+            },
             miss_rate: f(&r["miss_rate"]),
             storage_read_bytes: r["storage_read_bytes"].as_u64(),
             cgroup_peak_bytes: dram["cgroup_peak_bytes"].as_u64(),
@@ -556,8 +559,8 @@ impl ApcacheExperimentReport {
                 p.segment_size / 1024,
                 p.lookahead.map_or("-".into(), |l| l.to_string()),
                 p.qps,
-                p.mean_us,
-                p.p99_us,
+                p.latency.mean_us,
+                p.latency.p99_us,
                 p.miss_rate * 100.0,
                 p.cgroup_peak_bytes.map_or("-".into(), |b| format!("{:.1}", mib(b))),
                 p.mean_ahead.map_or("-".into(), |a| format!("{a:.1}")),
@@ -582,9 +585,9 @@ impl ApcacheExperimentReport {
                 p.segment_size,
                 p.lookahead.map_or(String::new(), |l| l.to_string()),
                 p.qps,
-                p.mean_us,
-                p.p50_us,
-                p.p99_us,
+                p.latency.mean_us,
+                p.latency.p50_us,
+                p.latency.p99_us,
                 p.miss_rate,
                 p.storage_read_bytes
                     .map_or(String::new(), |b| b.to_string()),

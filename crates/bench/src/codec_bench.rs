@@ -1,4 +1,4 @@
-//! `apcache bench codecs`: size and speed of every codec on real posting lists, beside the
+//! `apcache-bench codecs`: size and speed of every codec on real posting lists, beside the
 //! `bitpacking` and `stream-vbyte` crates measured in the same run.
 //!
 //! Speed and the peer comparison use full 256-posting blocks (the peers take only whole
@@ -65,7 +65,7 @@ pub struct WholePostings {
     pub fraction_of_raw: f64,
 }
 
-/// One of the issue's goals, checked on this run's figures.
+/// One of the codec goals, checked on this run's figures.
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetCheck {
     /// What is compared.
@@ -95,7 +95,7 @@ pub struct CorpusFigures {
     pub full_block_ints: usize,
 }
 
-/// Everything `apcache bench codecs` reports.
+/// Everything `apcache-bench codecs` reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct CodecBenchReport {
     /// The instruction set apcache's SIMD codecs decode with.
@@ -108,7 +108,7 @@ pub struct CodecBenchReport {
     pub peers: Vec<CodecFigures>,
     /// apcache's codecs over all postings.
     pub whole_postings: Vec<WholePostings>,
-    /// The goals of the codec issue, checked.
+    /// The codec goals, checked.
     pub targets: Vec<TargetCheck>,
 }
 

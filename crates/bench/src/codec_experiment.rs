@@ -1,22 +1,22 @@
-//! `apcache experiment codecs`: the seeds' compression-versus-speed study as one command.
+//! `apcache-bench experiment codecs`: the original study's compression-versus-speed
+//! measurements as one command.
 //!
-//! For every configuration (a codec of the registry under the seeds' name) the same documents
-//! are indexed once; the index's size is broken down (DIDs, frequencies, skip entries,
+//! For every configuration (a codec of the registry under the original study's name) the same
+//! documents are indexed once; the index's size is broken down (DIDs, frequencies, skip entries,
 //! dictionary and term infos) and set against the uncompressed Base; then the same workloads
-//! (single-term and two-term AND, classes H, M and L, the seeds' RP of 25%, k = 1,024) run
-//! through the query harness, with the index in each placement asked for (a DRAM-backed
-//! directory such as tmpfs, and a second directory, the tier). Every configuration reads the
-//! same workload files, generated once from the first configuration's vocabulary (the terms
-//! and their document frequencies do not depend on the codec). The repetition reported is the
-//! last one (the seeds measure the second, warm repetition); a repetition passes over the
-//! workload as many times as it takes to last at least [`CodecExperimentConfig`]'s
-//! `min_repetition_s` (a class whose queries take microseconds is otherwise timed over
-//! milliseconds).
+//! (single-term and two-term AND, classes H, M and L, the original study's RP of 25%, k = 1,024)
+//! run through the query harness, with the index in each placement asked for (a DRAM-backed
+//! directory such as tmpfs, and a second directory, the tier). Every configuration reads the same
+//! workload files, generated once from the first configuration's vocabulary (the terms and their
+//! document frequencies do not depend on the codec). The repetition reported is the last one (the
+//! original study measures the second, warm repetition); a repetition passes over the workload as
+//! many times as it takes to last at least [`CodecExperimentConfig`]'s `min_repetition_s` (a class
+//! whose queries take microseconds is otherwise timed over milliseconds).
 //!
-//! Hardware performance counters would give the seeds' top-down breakdown; where `perf stat`
-//! cannot count instructions (virtual machines), the experiment can instead count
-//! instructions and simulated cache misses with `valgrind --tool=cachegrind` for a fixed
-//! subset of queries, and says which it did.
+//! Hardware performance counters would give the original study's top-down breakdown; where
+//! `perf stat` cannot count instructions (virtual machines), the experiment can instead count
+//! instructions and simulated cache misses with `valgrind --tool=cachegrind` for a fixed subset
+//! of queries, and says which it did.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,6 +29,7 @@ use apcache_index::search::{IndexReader, SearchOptions};
 use apcache_index::{IndexError, Manifest};
 use serde::Serialize;
 
+use crate::latency::LatencySummary;
 use crate::query_harness::{run_queries, HarnessConfig, HarnessError, HarnessEvent};
 use crate::query_sets::QuerySpec;
 use crate::workload::{
@@ -36,7 +37,7 @@ use crate::workload::{
     DEFAULT_MIN_DF,
 };
 
-/// The seeds' configurations: their name and the codec that implements it.
+/// The original study's configurations: their name and the codec that implements it.
 pub const CONFIGURATIONS: [(&str, &str); 7] = [
     ("Base", "raw"),
     ("VByte", "vbyte"),
@@ -61,7 +62,7 @@ pub struct Placement {
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct CodecExperimentConfig {
-    /// Configurations, by seeds' name and codec.
+    /// Configurations, by the original study's name and codec.
     pub configurations: Vec<(String, String)>,
     /// Placements of the indices (at least one).
     pub placements: Vec<Placement>,
@@ -114,7 +115,7 @@ impl Default for CodecExperimentConfig {
 /// One configuration's index size, in bytes.
 #[derive(Debug, Clone, Serialize)]
 pub struct SizeRow {
-    /// Seeds' name.
+    /// The original study's name for it.
     pub configuration: String,
     /// Codec.
     pub codec: String,
@@ -141,11 +142,11 @@ pub struct SizeRow {
 pub struct QueryRow {
     /// Placement label.
     pub placement: String,
-    /// Seeds' name.
+    /// The original study's name for it.
     pub configuration: String,
     /// Workload name (`single-H`, `and-M`, ...).
     pub workload: String,
-    /// Postings size over Base's (the x of the seeds' figures).
+    /// Postings size over Base's (the x of the original study's figures).
     pub postings_fraction: f64,
     /// Queries run in the reported repetition.
     pub queries: usize,
@@ -153,14 +154,10 @@ pub struct QueryRow {
     pub passes: usize,
     /// Queries per second.
     pub qps: f64,
-    /// Mean latency, microseconds.
-    pub mean_us: f64,
-    /// Median latency, microseconds.
-    pub p50_us: f64,
-    /// 99th percentile latency, microseconds.
-    pub p99_us: f64,
-    /// 99.9th percentile latency, microseconds.
-    pub p999_us: f64,
+    /// Latency of the reported repetition's queries (flattened into the JSON: `mean_us`,
+    /// `p50_us`, ...).
+    #[serde(flatten)]
+    pub latency: LatencySummary,
     /// Postings decoded per query.
     pub postings_per_query: f64,
     /// Blocks skipped per query.
@@ -172,7 +169,7 @@ pub struct QueryRow {
 /// Cachegrind's counts for one configuration and workload subset.
 #[derive(Debug, Clone, Serialize)]
 pub struct CounterRow {
-    /// Seeds' name.
+    /// The original study's name for it.
     pub configuration: String,
     /// Workload name.
     pub workload: String,
@@ -384,10 +381,7 @@ pub fn run(
                     queries: last.queries,
                     passes,
                     qps: last.qps,
-                    mean_us: last.mean_us,
-                    p50_us: last.p50_us,
-                    p99_us: last.p99_us,
-                    p999_us: last.p999_us,
+                    latency: last.latency,
                     postings_per_query: per_query(last.stats.postings_decoded),
                     skipped_per_query: per_query(last.stats.blocks_skipped),
                     total_hits: last.total_hits,
@@ -483,7 +477,7 @@ fn counters_unavailable_note(cachegrind: bool) -> String {
     }
 }
 
-/// Runs `apcache bench queries` over `queries` under cachegrind; returns instructions, D1
+/// Runs `apcache-bench queries` over `queries` under cachegrind; returns instructions, D1
 /// misses and last-level data misses.
 fn cachegrind(
     binary: &Path,
@@ -673,7 +667,7 @@ impl CodecExperimentReport {
                             find(&self.sizes[0].configuration),
                         ) {
                             (Some(r), _) if cell == Cell::Qps => format!("{:.0}", r.qps),
-                            (Some(r), _) if cell == Cell::P99 => format!("{:.0}", r.p99_us),
+                            (Some(r), _) if cell == Cell::P99 => format!("{:.0}", r.latency.p99_us),
                             (Some(r), Some(base)) => format!("{:.3}", r.qps / base.qps),
                             _ => "-".into(),
                         };
@@ -725,10 +719,10 @@ impl CodecExperimentReport {
                 r.queries,
                 r.passes,
                 r.qps,
-                r.mean_us,
-                r.p50_us,
-                r.p99_us,
-                r.p999_us,
+                r.latency.mean_us,
+                r.latency.p50_us,
+                r.latency.p99_us,
+                r.latency.p999_us,
                 r.postings_per_query,
                 r.skipped_per_query,
                 r.total_hits

@@ -1,5 +1,5 @@
-//! The query engines apcache is compared with, shared by `apcache bench peers`
-//! ([`crate::query_bench`]) and `apcache bench queries --peers` ([`crate::query_harness`]).
+//! The query engines apcache is compared with, shared by `apcache-bench peers`
+//! ([`crate::query_bench`]) and `apcache-bench queries --peers` ([`crate::query_harness`]).
 //!
 //! - tantivy 0.27, in this process: an index built by
 //!   [`index_with_tantivy`](crate::peers::tantivy_indexer::index_with_tantivy) with apcache's

@@ -146,7 +146,11 @@ pub fn plot_repetitions(
     }];
     let mut p99 = vec![Series {
         name: report.engine.to_string(),
-        values: report.repetitions.iter().map(|r| r.p99_us).collect(),
+        values: report
+            .repetitions
+            .iter()
+            .map(|r| r.latency.p99_us)
+            .collect(),
         color: RED,
     }];
     if !report.peers.is_empty() {
@@ -169,7 +173,7 @@ pub fn plot_repetitions(
             });
             p99.push(Series {
                 name,
-                values: peer.repetitions.iter().map(|r| r.p99_us).collect(),
+                values: peer.repetitions.iter().map(|r| r.latency.p99_us).collect(),
                 color,
             });
         }
@@ -289,7 +293,7 @@ fn bars<DB: DrawingBackend>(
 /// Draws the codec experiment's figures into `dir`, one PNG per workload
 /// (`codecs-qps-vs-size-single-H.png`, ...): QPS of the last repetition against the postings'
 /// size as a fraction of Base, one point per configuration (labelled), one colour per
-/// placement, as in the seeds' figures. Returns the files written.
+/// placement, as in the original study's figures. Returns the files written.
 pub fn plot_codec_experiment(
     report: &CodecExperimentReport,
     dir: &Path,
@@ -394,6 +398,7 @@ pub fn plot_codec_experiment(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::latency::LatencySummary;
     use crate::peer_engines::PeerEngine;
     use crate::query_harness::{PeerRepetition, PeerRun, RepetitionReport};
     use apcache_index::search::{SearchOptions, SearchStats};
@@ -409,11 +414,14 @@ mod tests {
             queries: 10,
             wall_s: 10.0 / qps,
             qps,
-            mean_us: p99 / 3.0,
-            p50_us: p99 / 4.0,
-            p99_us: p99,
-            p999_us: p99 * 1.5,
-            max_us: p99 * 2.0,
+            latency: LatencySummary {
+                count: 10,
+                mean_us: p99 / 3.0,
+                p50_us: p99 / 4.0,
+                p99_us: p99,
+                p999_us: p99 * 1.5,
+                max_us: p99 * 2.0,
+            },
             total_hits: 100,
             stats: SearchStats::default(),
             cache: None,
@@ -470,11 +478,14 @@ mod tests {
                     queries: r.queries,
                     wall_s: r.wall_s,
                     qps,
-                    mean_us: p99 / 3.0,
-                    p50_us: p99 / 4.0,
-                    p99_us: p99,
-                    p999_us: p99,
-                    max_us: p99,
+                    latency: LatencySummary {
+                        count: 10,
+                        mean_us: p99 / 3.0,
+                        p50_us: p99 / 4.0,
+                        p99_us: p99,
+                        p999_us: p99,
+                        max_us: p99,
+                    },
                     total_hits: 100,
                     hits: Vec::new(),
                 })

@@ -1,5 +1,5 @@
 //! Query latency of apcache beside tantivy 0.27 and Lucene 9.12, on the same documents and the
-//! same queries, in one run (`apcache bench peers`).
+//! same queries, in one run (`apcache-bench peers`).
 //!
 //! Each engine indexes the same documents (one segment, frequencies without positions, the same
 //! tokens: tantivy runs apcache's analyzer, Lucene its StandardAnalyzer, which apcache's
@@ -27,6 +27,7 @@ use serde::Serialize;
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::Query as TantivyQuery;
 
+use crate::latency::LatencySummary;
 use crate::peer_engines::{
     lucene_index, open_tantivy, tantivy_index_options, to_tantivy, write_lucene_corpus,
     LuceneBenchOptions, LuceneOutcome, PeerError,
@@ -104,17 +105,6 @@ pub struct LuceneRun {
     pub jar: PathBuf,
 }
 
-/// Latencies of one engine, class and mode.
-#[derive(Debug, Clone, Serialize)]
-pub struct Figures {
-    /// Mean latency, microseconds.
-    pub mean_us: f64,
-    /// 99th percentile latency, microseconds.
-    pub p99_us: f64,
-    /// Timed executions.
-    pub samples: usize,
-}
-
 /// One row of the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
@@ -124,8 +114,8 @@ pub struct Row {
     pub mode: Mode,
     /// Queries in the class.
     pub queries: usize,
-    /// Per engine.
-    pub engines: BTreeMap<String, Figures>,
+    /// Per engine, the latencies of every timed execution of the class's queries.
+    pub engines: BTreeMap<String, LatencySummary>,
 }
 
 /// The benchmark's result.
@@ -399,24 +389,10 @@ pub fn run(
         for mode in Mode::ALL {
             let mut engines = BTreeMap::new();
             for (engine, samples) in &results {
-                let mut all: Vec<f64> = members
+                let all = members
                     .iter()
-                    .flat_map(|&q| samples[&mode][q].iter().copied())
-                    .collect();
-                all.sort_by(f64::total_cmp);
-                let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
-                let p99 = all
-                    .get(((all.len() as f64 * 0.99).ceil() as usize).saturating_sub(1))
-                    .copied()
-                    .unwrap_or(0.0);
-                engines.insert(
-                    engine.clone(),
-                    Figures {
-                        mean_us: mean,
-                        p99_us: p99,
-                        samples: all.len(),
-                    },
-                );
+                    .flat_map(|&q| samples[&mode][q].iter().copied());
+                engines.insert(engine.clone(), LatencySummary::from_micros(all));
             }
             rows.push(Row {
                 class: class.to_string(),
@@ -537,11 +513,12 @@ mod tests {
         }
     }
 
-    fn figures(mean_us: f64, p99_us: f64) -> Figures {
-        Figures {
+    fn figures(mean_us: f64, p99_us: f64) -> LatencySummary {
+        LatencySummary {
+            count: 10,
             mean_us,
             p99_us,
-            samples: 10,
+            ..LatencySummary::default()
         }
     }
 

@@ -1,14 +1,15 @@
-//! The query harness (`apcache bench queries`): a list of queries run over one index, whole,
+//! The query harness (`apcache-bench queries`): a list of queries run over one index, whole,
 //! several times, each repetition measured on its own.
 //!
 //! The index is opened once and every query parsed once, with the index's analyzer (queries
 //! that do not parse are skipped and reported). Then `warmup` unmeasured repetitions of the
-//! whole list, then `repeat` measured ones, each reported separately: the seeds reported the
-//! second, warm one. In a repetition `threads` threads share the reader and take the next
-//! query from a shared counter until none is left; each query's latency is the time of its
-//! `Searcher::search` call (parsing is not timed), recorded in an HdrHistogram (3 significant
-//! digits, nanoseconds), and QPS is queries over the wall time from the start of the
-//! repetition (before its threads are spawned) to the end of its last query. The work each query did (blocks decoded and skipped, postings
+//! whole list, then `repeat` measured ones, each reported separately: the original study
+//! reported the second, warm one. In a repetition `threads` threads share the reader and take the
+//! next query from a shared counter until none is left; each query's latency is the time of its
+//! `Searcher::search` call (parsing is not timed), summarised as a [`LatencySummary`] (an
+//! HdrHistogram of nanoseconds, 3 significant digits, and the exact mean), and QPS is queries
+//! over the wall time from the start of the repetition (before its threads are spawned) to the
+//! end of its last query. The work each query did (blocks decoded and skipped, postings
 //! decoded) is summed per repetition.
 //!
 //! A cold run closes the reader before each repetition (warm-ups included), drops every file
@@ -38,11 +39,11 @@ use std::time::{Duration, Instant};
 use apcache_index::query::{parse_query, DefaultOperator, Query};
 use apcache_index::search::{IndexReader, LoadMode, SearchOptions, SearchStats, Searcher};
 use apcache_index::IndexError;
-use hdrhistogram::Histogram;
 use serde::Serialize;
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::Query as TantivyQuery;
 
+use crate::latency::LatencySummary;
 use crate::page_cache::{self, CacheState};
 use crate::peer_engines::{
     check_lucene_jar, lucene_bench, open_tantivy, to_tantivy, LuceneBenchOptions, LuceneOutcome,
@@ -120,16 +121,9 @@ pub struct RepetitionReport {
     pub wall_s: f64,
     /// Queries per second of wall time.
     pub qps: f64,
-    /// Mean latency, microseconds.
-    pub mean_us: f64,
-    /// Median latency, microseconds.
-    pub p50_us: f64,
-    /// 99th percentile latency, microseconds.
-    pub p99_us: f64,
-    /// 99.9th percentile latency, microseconds.
-    pub p999_us: f64,
-    /// Slowest query, microseconds.
-    pub max_us: f64,
+    /// The queries' latencies (flattened into the JSON: `mean_us`, `p50_us`, ...).
+    #[serde(flatten)]
+    pub latency: LatencySummary,
     /// Matches over all queries (`total_hits`, exact only where counted or not pruned).
     pub total_hits: u64,
     /// Work summed over all queries.
@@ -168,16 +162,9 @@ pub struct PeerRepetition {
     pub wall_s: f64,
     /// Queries per second of wall time.
     pub qps: f64,
-    /// Mean latency, microseconds.
-    pub mean_us: f64,
-    /// Median latency, microseconds.
-    pub p50_us: f64,
-    /// 99th percentile latency, microseconds.
-    pub p99_us: f64,
-    /// 99.9th percentile latency, microseconds.
-    pub p999_us: f64,
-    /// Slowest query, microseconds.
-    pub max_us: f64,
+    /// The queries' latencies (flattened into the JSON: `mean_us`, `p50_us`, ...).
+    #[serde(flatten)]
+    pub latency: LatencySummary,
     /// Matches over all queries, exact.
     pub total_hits: u64,
     /// Exact matches of each query, in list order; `None` where the peer could not run it
@@ -459,33 +446,17 @@ type ThreadResult = Result<(Vec<Sample>, Instant), HarnessError>;
 
 /// Latency figures of one repetition.
 struct Timing {
-    queries: usize,
     wall_s: f64,
     qps: f64,
-    mean_us: f64,
-    p50_us: f64,
-    p99_us: f64,
-    p999_us: f64,
-    max_us: f64,
-}
-
-/// An HdrHistogram that takes any latency (auto-resizing, 3 significant digits).
-fn histogram() -> Histogram<u64> {
-    Histogram::<u64>::new(3).expect("3 significant digits are supported")
+    latency: LatencySummary,
 }
 
 impl Timing {
-    fn new(histogram: &Histogram<u64>, wall_s: f64) -> Timing {
-        let us = |nanos: u64| nanos as f64 / 1e3;
+    fn new(latency: LatencySummary, wall_s: f64) -> Timing {
         Timing {
-            queries: histogram.len() as usize,
             wall_s,
-            qps: histogram.len() as f64 / wall_s.max(1e-9),
-            mean_us: histogram.mean() / 1e3,
-            p50_us: us(histogram.value_at_quantile(0.5)),
-            p99_us: us(histogram.value_at_quantile(0.99)),
-            p999_us: us(histogram.value_at_quantile(0.999)),
-            max_us: us(histogram.max()),
+            qps: latency.count as f64 / wall_s.max(1e-9),
+            latency,
         }
     }
 }
@@ -556,7 +527,7 @@ where
             .map(|h| h.join().expect("a query thread panicked"))
             .collect()
     });
-    let mut histogram = histogram();
+    let mut nanos = Vec::with_capacity(count);
     let mut hits = vec![0; count];
     let mut exact = vec![false; count];
     let mut stats = SearchStats::default();
@@ -565,16 +536,17 @@ where
         let (samples, finished) = result?;
         end = end.max(finished);
         for sample in samples {
-            histogram
-                .record(sample.nanos.max(1))
-                .expect("the histogram resizes to any latency");
+            nanos.push(sample.nanos);
             hits[sample.query] = sample.outcome.hits;
             exact[sample.query] = sample.outcome.exact;
             stats += sample.outcome.stats;
         }
     }
     Ok(Measured {
-        timing: Timing::new(&histogram, (end - start).as_secs_f64()),
+        timing: Timing::new(
+            LatencySummary::from_nanos(nanos),
+            (end - start).as_secs_f64(),
+        ),
         hits,
         exact,
         stats,
@@ -604,25 +576,16 @@ pub fn measure(
         }
     })?;
     let Timing {
-        queries: measured_queries,
         wall_s,
         qps,
-        mean_us,
-        p50_us,
-        p99_us,
-        p999_us,
-        max_us,
+        latency,
     } = measured.timing;
     Ok(RepetitionReport {
         repetition: 0,
-        queries: measured_queries,
+        queries: latency.count as usize,
         wall_s,
         qps,
-        mean_us,
-        p50_us,
-        p99_us,
-        p999_us,
-        max_us,
+        latency,
         total_hits: measured.hits.iter().sum(),
         stats: measured.stats,
         cache: None,
@@ -635,14 +598,10 @@ impl PeerRepetition {
     fn new(repetition: usize, timing: Timing, hits: Vec<Option<u64>>) -> PeerRepetition {
         PeerRepetition {
             repetition,
-            queries: timing.queries,
+            queries: timing.latency.count as usize,
             wall_s: timing.wall_s,
             qps: timing.qps,
-            mean_us: timing.mean_us,
-            p50_us: timing.p50_us,
-            p99_us: timing.p99_us,
-            p999_us: timing.p999_us,
-            max_us: timing.max_us,
+            latency: timing.latency,
             total_hits: hits.iter().flatten().sum(),
             hits,
         }
@@ -803,18 +762,16 @@ fn run_lucene(
     }
     let repetitions = (0..config.repeat)
         .map(|r| {
-            let mut histogram = histogram();
-            let mut wall_s = 0.0;
-            for outcome in &outcomes {
-                if let LuceneOutcome::Timed { latencies_us, .. } = outcome {
-                    let us = latencies_us[r].max(0.0);
-                    wall_s += us / 1e6;
-                    histogram
-                        .record(((us * 1e3).round() as u64).max(1))
-                        .expect("the histogram resizes to any latency");
-                }
-            }
-            PeerRepetition::new(r + 1, Timing::new(&histogram, wall_s), hits.clone())
+            let latencies: Vec<f64> = outcomes
+                .iter()
+                .filter_map(|outcome| match outcome {
+                    LuceneOutcome::Timed { latencies_us, .. } => Some(latencies_us[r].max(0.0)),
+                    LuceneOutcome::Failed(_) => None,
+                })
+                .collect();
+            let wall_s = latencies.iter().map(|us| us / 1e6).sum();
+            let latency = LatencySummary::from_micros(latencies);
+            PeerRepetition::new(r + 1, Timing::new(latency, wall_s), hits.clone())
         })
         .collect();
     Ok(PeerRun {
@@ -933,11 +890,11 @@ impl HarnessReport {
                 r.repetition,
                 r.queries,
                 r.qps,
-                r.mean_us,
-                r.p50_us,
-                r.p99_us,
-                r.p999_us,
-                r.max_us,
+                r.latency.mean_us,
+                r.latency.p50_us,
+                r.latency.p99_us,
+                r.latency.p999_us,
+                r.latency.max_us,
                 r.stats.blocks_decoded,
                 r.stats.blocks_skipped,
                 r.stats.postings_decoded,
@@ -961,11 +918,11 @@ impl HarnessReport {
                     r.repetition,
                     r.queries,
                     r.qps,
-                    r.mean_us,
-                    r.p50_us,
-                    r.p99_us,
-                    r.p999_us,
-                    r.max_us,
+                    r.latency.mean_us,
+                    r.latency.p50_us,
+                    r.latency.p99_us,
+                    r.latency.p999_us,
+                    r.latency.max_us,
                     "-",
                     "-",
                     "-",
@@ -1044,11 +1001,11 @@ impl HarnessReport {
                 r.queries,
                 r.wall_s,
                 r.qps,
-                r.mean_us,
-                r.p50_us,
-                r.p99_us,
-                r.p999_us,
-                r.max_us,
+                r.latency.mean_us,
+                r.latency.p50_us,
+                r.latency.p99_us,
+                r.latency.p999_us,
+                r.latency.max_us,
                 r.total_hits,
                 r.stats.blocks_decoded,
                 r.stats.blocks_skipped,
@@ -1069,11 +1026,11 @@ impl HarnessReport {
                     r.queries,
                     r.wall_s,
                     r.qps,
-                    r.mean_us,
-                    r.p50_us,
-                    r.p99_us,
-                    r.p999_us,
-                    r.max_us,
+                    r.latency.mean_us,
+                    r.latency.p50_us,
+                    r.latency.p99_us,
+                    r.latency.p999_us,
+                    r.latency.max_us,
                     r.total_hits,
                     peer.engine.name()
                 );
@@ -1199,21 +1156,22 @@ mod tests {
                 assert_eq!(r.queries, 200);
                 assert_eq!(r.hits.len(), 200);
                 assert!(r.qps > 0.0 && r.wall_s > 0.0);
-                assert!(r.p50_us <= r.p99_us && r.p99_us <= r.p999_us && r.p999_us <= r.max_us);
-                assert!(r.mean_us > 0.0 && r.mean_us <= r.max_us);
+                let l = &r.latency;
+                assert!(l.p50_us <= l.p99_us && l.p99_us <= l.p999_us && l.p999_us <= l.max_us);
+                assert!(l.mean_us > 0.0 && l.mean_us <= l.max_us);
                 assert!(r.hits.iter().all(|&h| h > 0), "every term occurs");
             }
             assert_eq!(two.repetitions[0].hits, two.repetitions[1].hits);
             let one = run(1);
             for r in &one.repetitions {
                 // One thread: the latencies add up to most of the wall time, never more.
-                let busy = r.mean_us * r.queries as f64 / 1e6;
+                let busy = r.latency.mean_us * r.queries as f64 / 1e6;
                 assert!(
                     busy > 0.3 * r.wall_s && busy < 1.01 * r.wall_s,
                     "{busy} s of {} s",
                     r.wall_s
                 );
-                assert!(r.p50_us > 0.05, "{r:?}");
+                assert!(r.latency.p50_us > 0.05, "{r:?}");
             }
             assert_eq!(one.repetitions[0].hits, two.repetitions[0].hits);
             assert_eq!(one.repetitions[0].total_hits, two.repetitions[1].total_hits);
@@ -1309,7 +1267,7 @@ mod tests {
         assert_eq!((tantivy.hits_checked, tantivy.hits_differ), (6, 0));
         for (ours, theirs) in first.repetitions.iter().zip(&tantivy.repetitions) {
             assert_eq!(theirs.queries, 6);
-            assert!(theirs.qps > 0.0 && theirs.p50_us <= theirs.p99_us);
+            assert!(theirs.qps > 0.0 && theirs.latency.p50_us <= theirs.latency.p99_us);
             assert_eq!(theirs.total_hits, ours.total_hits);
             let hits: Vec<u64> = theirs.hits.iter().map(|h| h.unwrap()).collect();
             assert_eq!(hits, ours.hits);

@@ -1,4 +1,4 @@
-//! `apcache bench queries --mode ...`: a query workload served in one of APCache's four
+//! `apcache-bench queries --mode ...`: a query workload served in one of APCache's four
 //! configurations (see `apcache_tier::serving`), under an optional DRAM limit, with the
 //! measurements the design is judged by: QPS and latency, cache hits and misses, bytes read
 //! from storage, how far the prefetcher runs ahead, and the peak DRAM of the process.
@@ -15,9 +15,9 @@ use apcache_tier::cgroup::{process_peak_rss, MemoryCgroup};
 use apcache_tier::serving::{LookaheadSample, Server};
 use apcache_tier::stack::{ServingConfig, ServingStack, StackError};
 use apcache_tier::{CacheError, CacheOptions, ServeConfig, ServeReport};
-use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use crate::latency::LatencySummary;
 use crate::page_cache;
 
 /// Everything a tiered run needs besides the index and the queries.
@@ -82,14 +82,9 @@ pub struct TieredRepetition {
     pub wall_s: f64,
     /// Queries per second.
     pub qps: f64,
-    /// Latency, microseconds.
-    pub mean_us: f64,
-    /// Median latency, microseconds.
-    pub p50_us: f64,
-    /// 99th percentile, microseconds.
-    pub p99_us: f64,
-    /// 99.9th percentile, microseconds.
-    pub p999_us: f64,
+    /// The queries' latencies (flattened into the JSON: `mean_us`, `p50_us`, ...).
+    #[serde(flatten)]
+    pub latency: LatencySummary,
     /// Term reads served from the tier.
     pub hits: u64,
     /// Term reads that came from storage.
@@ -186,29 +181,13 @@ pub fn search_bytes(dir: &Path) -> Result<u64, IndexError> {
     .sum())
 }
 
-fn percentile_us(histogram: &Histogram<u64>, q: f64) -> f64 {
-    histogram.value_at_quantile(q) as f64 / 1000.0
-}
-
 fn repetition(number: usize, report: &ServeReport) -> TieredRepetition {
-    // Nanoseconds, from 1 ns to an hour at 3 significant digits.
-    let mut histogram =
-        Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds");
-    let mut sum = 0u128;
-    for o in &report.outcomes {
-        histogram.saturating_record(o.latency_ns.max(1));
-        sum += u128::from(o.latency_ns);
-    }
-    let n = report.outcomes.len().max(1);
     TieredRepetition {
         repetition: number,
         queries: report.outcomes.len(),
         wall_s: report.wall_s,
         qps: report.qps(),
-        mean_us: sum as f64 / n as f64 / 1000.0,
-        p50_us: percentile_us(&histogram, 0.5),
-        p99_us: percentile_us(&histogram, 0.99),
-        p999_us: percentile_us(&histogram, 0.999),
+        latency: LatencySummary::from_nanos(report.outcomes.iter().map(|o| o.latency_ns)),
         hits: report.cache_hits,
         misses: report.cache_misses,
         miss_rate: report.miss_rate(),
@@ -383,10 +362,10 @@ impl TieredReport {
                 "{:>4} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8.2} {:>9} {:>9} {:>10} {:>10} {:>7}\n",
                 r.repetition,
                 r.qps,
-                r.mean_us,
-                r.p50_us,
-                r.p99_us,
-                r.p999_us,
+                r.latency.mean_us,
+                r.latency.p50_us,
+                r.latency.p99_us,
+                r.latency.p999_us,
                 r.miss_rate * 100.0,
                 r.hits,
                 r.misses,

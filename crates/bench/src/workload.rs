@@ -1,16 +1,16 @@
-//! Query workloads built the way the seeds built theirs (`apcache workload`): terms of one
-//! document-frequency class, with a chosen probability of repeating a recent term.
+//! Query workloads built the way the original study built its own (`apcache-bench workload`): terms
+//! of one document-frequency class, with a chosen probability of repeating a recent term.
 //!
 //! # Classes
 //!
-//! A term's class follows from its document frequency (df) and two thresholds: H holds the
-//! terms with `df >= h_min`, L those with `df < l_max`, M those in between. The seeds used
+//! A term's class follows from its document frequency (df) and two thresholds: H holds the terms
+//! with `df >= h_min`, L those with `df < l_max`, M those in between. The original study used
 //! `h_min` = 1,000,000 and `l_max` = 1,000 postings on a 160 GB crawl; a smaller corpus needs
-//! smaller ones, so both are parameters, and [`Thresholds::percentiles`] derives defaults from
-//! the vocabulary itself: H is the top 1% of the terms by df (`h_min` is the df at the 99th
-//! percentile), L the bottom half (every df up to the median's), M the rest; where ties or a
-//! small vocabulary would leave a class empty, the thresholds move to the nearest distinct df
-//! values that give every class at least one df value.
+//! smaller ones, so both are parameters, and [`Thresholds::percentiles`] derives defaults from the
+//! vocabulary itself: H is the top 1% of the terms by df (`h_min` is the df at the 99th
+//! percentile), L the bottom half (every df up to the median's), M the rest; where ties or a small
+//! vocabulary would leave a class empty, the thresholds move to the nearest distinct df values that
+//! give every class at least one df value.
 //!
 //! Terms that occur in fewer than `min_df` documents (default 2) are in no class, and the
 //! percentiles are taken over the others. Terms that occur in a single document make up
@@ -19,7 +19,7 @@
 //! or the evaluators, and they would swamp L and pull its percentiles down to 1. With
 //! `min_df` = 2, L holds rare terms that still have lists; `min_df` = 1 keeps them all.
 //!
-//! # Repetition (the seeds' RP)
+//! # Repetition (the original study's RP)
 //!
 //! All terms of the class go into a term queue, which is shuffled. Until the workload has
 //! `count` queries: pop the next term (when the queue runs dry, the class is shuffled into it
@@ -367,8 +367,8 @@ pub fn generate(
     })
 }
 
-/// The seeds' one-term workload of `count` terms over `terms` (see the module documentation),
-/// and how many of them came from the repeat queue.
+/// The original study's one-term workload of `count` terms over `terms` (see the module
+/// documentation), and how many of them came from the repeat queue.
 pub fn one_term_workload(
     terms: &[String],
     rp: f64,

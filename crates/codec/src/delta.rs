@@ -48,10 +48,11 @@ pub(crate) mod x86 {
     use std::arch::x86_64::*;
 
     /// Prefix sum of the 4 lanes of `v` plus the broadcast carry `carry`. Returns the sums and
-    /// the new carry (the last sum, broadcast).
+    /// the new carry (the last sum, broadcast). Safe: it touches no memory, and only code
+    /// compiled for SSE4.1 may call it outside an `unsafe` block.
     #[inline]
     #[target_feature(enable = "sse4.1")]
-    pub(crate) unsafe fn scan4(v: __m128i, carry: __m128i) -> (__m128i, __m128i) {
+    pub(crate) fn scan4(v: __m128i, carry: __m128i) -> (__m128i, __m128i) {
         let v = _mm_add_epi32(v, _mm_slli_si128::<4>(v));
         let v = _mm_add_epi32(v, _mm_slli_si128::<8>(v));
         let v = _mm_add_epi32(v, carry);
@@ -59,9 +60,11 @@ pub(crate) mod x86 {
     }
 
     /// Prefix sum of the 8 lanes of `v` plus the broadcast carry. Returns sums and new carry.
+    /// Safe: it touches no memory, and only code compiled for AVX2 may call it outside an
+    /// `unsafe` block.
     #[inline]
     #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn scan8(v: __m256i, carry: __m256i) -> (__m256i, __m256i) {
+    pub(crate) fn scan8(v: __m256i, carry: __m256i) -> (__m256i, __m256i) {
         // Within each 128-bit half: [a0, a0+a1, a0+a1+a2, a0..a3].
         let v = _mm256_add_epi32(v, _mm256_slli_si256::<4>(v));
         let v = _mm256_add_epi32(v, _mm256_slli_si256::<8>(v));
@@ -75,29 +78,45 @@ pub(crate) mod x86 {
         (sums, _mm256_add_epi32(carry, local_total))
     }
 
+    /// [`super::prefix_sum`] four lanes at a time.
+    ///
+    /// # Safety
+    /// The CPU must support SSE4.1.
     #[target_feature(enable = "sse4.1")]
     pub(crate) unsafe fn prefix_sum_sse41(base: u32, values: &mut [u32]) {
         let mut carry = _mm_set1_epi32(base as i32);
         let mut chunks = values.chunks_exact_mut(4);
         for chunk in &mut chunks {
             let p = chunk.as_mut_ptr() as *mut __m128i;
-            let (sums, next) = scan4(_mm_loadu_si128(p), carry);
-            _mm_storeu_si128(p, sums);
-            carry = next;
+            // SAFETY: `p` points to the chunk's 16 bytes, borrowed mutably; the load and the
+            // store are unaligned.
+            unsafe {
+                let (sums, next) = scan4(_mm_loadu_si128(p), carry);
+                _mm_storeu_si128(p, sums);
+                carry = next;
+            }
         }
         let acc = _mm_cvtsi128_si32(carry) as u32;
         super::prefix_sum_scalar(acc, chunks.into_remainder());
     }
 
+    /// [`super::prefix_sum`] eight lanes at a time.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(crate) unsafe fn prefix_sum_avx2(base: u32, values: &mut [u32]) {
         let mut carry = _mm256_set1_epi32(base as i32);
         let mut chunks = values.chunks_exact_mut(8);
         for chunk in &mut chunks {
             let p = chunk.as_mut_ptr() as *mut __m256i;
-            let (sums, next) = scan8(_mm256_loadu_si256(p), carry);
-            _mm256_storeu_si256(p, sums);
-            carry = next;
+            // SAFETY: `p` points to the chunk's 32 bytes, borrowed mutably; the load and the
+            // store are unaligned.
+            unsafe {
+                let (sums, next) = scan8(_mm256_loadu_si256(p), carry);
+                _mm256_storeu_si256(p, sums);
+                carry = next;
+            }
         }
         let acc = _mm256_cvtsi256_si32(carry) as u32;
         super::prefix_sum_scalar(acc, chunks.into_remainder());

@@ -125,6 +125,10 @@ mod x86 {
     use std::arch::x86_64::*;
 
     /// Decodes whole quads while 16 bytes can be loaded safely. Returns (values, data bytes).
+    ///
+    /// # Safety
+    /// The CPU must support SSSE3 and SSE4.1. (`ctrl` must hold a control byte per whole quad
+    /// of `out`, which indexing checks.)
     #[target_feature(enable = "ssse3,sse4.1")]
     pub(super) unsafe fn decode_quads(
         ctrl: &[u8],
@@ -138,13 +142,21 @@ mod x86 {
         let mut q = 0;
         while q < quads && pos + 16 <= data.len() {
             let control = usize::from(ctrl[q]);
-            let raw = _mm_loadu_si128(data.as_ptr().add(pos) as *const __m128i);
-            let mask = _mm_loadu_si128(TABLES.shuffle[control].as_ptr() as *const __m128i);
+            // SAFETY: `pos + 16 <= data.len()` (the loop's condition) and a shuffle mask is 16
+            // bytes; unaligned loads.
+            let (raw, mask) = unsafe {
+                (
+                    _mm_loadu_si128(data.as_ptr().add(pos) as *const __m128i),
+                    _mm_loadu_si128(TABLES.shuffle[control].as_ptr() as *const __m128i),
+                )
+            };
             let mut v = _mm_shuffle_epi8(raw, mask);
             if delta.is_some() {
                 (v, carry) = scan4(v, carry);
             }
-            _mm_storeu_si128(out.as_mut_ptr().add(4 * q) as *mut __m128i, v);
+            // SAFETY: `q < out.len() / 4`, so `out[4 * q..4 * q + 4]` is in bounds, borrowed
+            // mutably; an unaligned store.
+            unsafe { _mm_storeu_si128(out.as_mut_ptr().add(4 * q) as *mut __m128i, v) };
             pos += usize::from(TABLES.length[control]);
             q += 1;
         }

@@ -295,12 +295,15 @@ pub(crate) fn merge_all(
     let segments_in = manifest.segments.len();
     let codec = match (codec, manifest.segments.first()) {
         (Some(codec), _) => codec,
-        (None, Some(first)) => first.codec.parse::<CodecKind>().map_err(|source| {
-            IndexError::Codec {
-                file: first.name.clone(),
-                source,
-            }
-        })?,
+        (None, Some(first)) => {
+            first
+                .codec
+                .parse::<CodecKind>()
+                .map_err(|source| IndexError::Codec {
+                    file: first.name.clone(),
+                    source,
+                })?
+        }
         (None, None) => return Ok(MergeReport::default()),
     };
     if let [only] = manifest.segments.as_slice() {

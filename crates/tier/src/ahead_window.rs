@@ -98,12 +98,12 @@ impl AheadWindow {
     /// Whether the least recently used term, of `victim_segments` segments, may be evicted
     /// now from a cache of `total_segments` of which `free_segments` are free.
     ///
-    /// The seeds' rule is `rolling_sum + victim <= total`, which assumes a full cache. The
-    /// free segments are added here: the window's terms are the most recently used, so the
-    /// victim lies outside the window when the used segments exceed the window's by at least
-    /// the victim's, `total - free - rolling_sum >= victim`. With one query thread finishing
-    /// queries in order and only the worker ordering the cache, the victim is then never a
-    /// term a prefetched query has still to read.
+    /// The original study's rule is `rolling_sum + victim <= total`, which assumes a full cache.
+    /// The free segments are added here: the window's terms are the most recently used, so the
+    /// victim lies outside the window when the used segments exceed the window's by at least the
+    /// victim's, `total - free - rolling_sum >= victim`. With one query thread finishing queries in
+    /// order and only the worker ordering the cache, the victim is then never a term a prefetched
+    /// query has still to read.
     pub fn may_evict(&self, victim_segments: u32, free_segments: u32, total_segments: u32) -> bool {
         self.rolling_sum + u64::from(victim_segments) + u64::from(free_segments)
             <= u64::from(total_segments)

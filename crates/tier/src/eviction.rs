@@ -10,7 +10,7 @@ use crate::term_lru::TermLru;
 /// An eviction policy's name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum EvictionPolicy {
-    /// Least recently used term first (the seeds' policy).
+    /// Least recently used term first (the original study's policy).
     Lru,
     /// CLOCK, second chance.
     Clock,

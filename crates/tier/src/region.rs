@@ -588,8 +588,10 @@ impl fmt::Display for FileSystem {
 pub fn file_system(path: &Path) -> io::Result<FileSystem> {
     let c = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path holds a NUL byte"))?;
-    // SAFETY: statfs fills the zeroed struct; the path is NUL-terminated.
+    // SAFETY: `statfs` is plain old data, for which all zero bytes are a valid value.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: the path is NUL-terminated and outlives the call; statfs fills `st`, which is
+    // ours to write.
     if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
         return Err(io::Error::last_os_error());
     }

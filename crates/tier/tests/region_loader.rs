@@ -533,6 +533,7 @@ fn prepared_file_is_kept_and_reopened() {
     assert!(path.exists(), "open_existing keeps the file");
     // Reusing the file keeps its bytes and grows it.
     let region = TierRegion::create_file(&path, 128 * 1024).unwrap();
+    // SAFETY: the region is valid for 128 KiB; only this thread uses it.
     assert_eq!(unsafe { region.as_ptr().add(5000).read() }, 0xab);
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 128 * 1024);
     drop(region);

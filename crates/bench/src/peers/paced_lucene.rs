@@ -2,7 +2,7 @@
 //! that runs each round when told to.
 //!
 //! The tool times its queries itself (`System.nanoTime`, after its JIT warm-up), so a round
-//! has to run inside the JVM; pacing it lets `apcache bench peers` time apcache's and tantivy's
+//! has to run inside the JVM; pacing it lets `apcache-bench peers` time apcache's and tantivy's
 //! rounds between Lucene's, so that a slow spell of the machine falls on every engine alike.
 //! The protocol: the tool prints `{"ready":true}` after its JIT warm-up, then before each round
 //! reads a line from its stdin and after it prints `{"round":R}`; when the rounds are done it

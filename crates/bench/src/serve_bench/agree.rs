@@ -1,4 +1,5 @@
-//! Agreement: every query's hits and exact total as the server answers them (`count=true`)
+//! Agreement: every query's hits and exact total as the server answers them (`count=true`,
+//! through the API the runs used)
 //! against the library's evaluation of the same index (`Searcher` over `IndexReader::open`,
 //! `parse_query` with the index's analyzer and `DefaultOperator::Or`), which is what
 //! `apcache search` runs.
@@ -16,8 +17,8 @@ use apcache_index::query::{parse_query, DefaultOperator};
 use apcache_index::search::{IndexReader, SearchOptions, Searcher};
 use serde::Serialize;
 
-use super::http::{encode_component, HttpClient};
-use super::ServeBenchError;
+use super::http::HttpClient;
+use super::{Api, ServeBenchError};
 
 /// Mismatches the report quotes (all are counted).
 const EXAMPLES: usize = 10;
@@ -35,10 +36,10 @@ pub struct Answer {
     pub exact: bool,
 }
 
-/// The server's answer to each query, or what went wrong.
+/// The server's answer to each query through `api`, or what went wrong.
 pub fn collect_server_answers(
     addr: SocketAddr,
-    index_name: &str,
+    api: Api,
     queries: &[String],
     k: usize,
 ) -> Vec<Result<Answer, String>> {
@@ -47,10 +48,7 @@ pub fn collect_server_answers(
     queries
         .iter()
         .map(|q| {
-            let target = format!(
-                "/indexes/{index_name}/search?q={}&k={k}&count=true",
-                encode_component(q)
-            );
+            let target = api.target(q, k, true);
             let status = client
                 .get(&target, &mut body)
                 .map_err(|e| format!("request failed: {e}"))?;
@@ -58,7 +56,10 @@ pub fn collect_server_answers(
             if status != 200 {
                 return Err(format!("status {status}: {text}"));
             }
-            parse_answer(&text)
+            match api {
+                Api::Native => parse_answer(&text),
+                Api::NoSource => parse_es_answer(&text),
+            }
         })
         .collect()
 }
@@ -88,6 +89,35 @@ fn parse_answer(text: &str) -> Result<Answer, String> {
             .as_u64()
             .ok_or_else(|| format!("no total.value: {text}"))?,
         exact: value["total"]["exact"].as_bool().unwrap_or(false),
+    })
+}
+
+/// The hits and total of an Elasticsearch-shaped `_search` response.
+fn parse_es_answer(text: &str) -> Result<Answer, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("invalid JSON ({e}): {text}"))?;
+    let hits = &value["hits"];
+    let list = hits["hits"]
+        .as_array()
+        .ok_or_else(|| format!("no hits.hits array: {text}"))?;
+    let mut ids = Vec::with_capacity(list.len());
+    let mut scores = Vec::with_capacity(list.len());
+    for hit in list {
+        ids.push(
+            hit["_id"]
+                .as_str()
+                .ok_or_else(|| format!("a hit without an _id: {text}"))?
+                .to_string(),
+        );
+        scores.push(hit["_score"].as_f64().unwrap_or(f64::NAN) as f32);
+    }
+    Ok(Answer {
+        ids,
+        scores,
+        total: hits["total"]["value"]
+            .as_u64()
+            .ok_or_else(|| format!("no hits.total.value: {text}"))?,
+        exact: hits["total"]["relation"] == "eq",
     })
 }
 
@@ -210,5 +240,12 @@ mod tests {
         assert_eq!(answer.scores, [1.5, 0.25]);
         assert_eq!((answer.total, answer.exact), (12, true));
         assert!(parse_answer("{\"error\": 1}").is_err());
+        let es = r#"{"took":1,"hits":{"total":{"value":12,"relation":"eq"},"max_score":1.5,
+            "hits":[{"_index":"b","_id":"7","_score":1.5}]}}"#;
+        let answer = parse_es_answer(es).unwrap();
+        assert_eq!(
+            (answer.ids, answer.total, answer.exact),
+            (vec!["7".to_string()], 12, true)
+        );
     }
 }

@@ -14,7 +14,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::http::HttpClient;
-use super::load::{latency_histogram, LatencySummary};
+use super::load::{latency_histogram, record, LatencySummary};
 use super::ServeBenchError;
 
 /// Lines of a child's standard error kept for error messages.
@@ -113,9 +113,10 @@ impl ServerProcess {
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let started = Instant::now();
-        let mut child = command
-            .spawn()
-            .map_err(ServeBenchError::io(format!("starting {}", apcache.display())))?;
+        let mut child = command.spawn().map_err(ServeBenchError::io(format!(
+            "starting {}",
+            apcache.display()
+        )))?;
         let stderr = StderrTail::collect(child.stderr.take().expect("stderr is piped"));
         let mut server = ServerProcess {
             child,
@@ -150,11 +151,6 @@ impl ServerProcess {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-    }
-
-    /// The server's last lines of standard error.
-    pub fn stderr_tail(&self) -> String {
-        self.stderr.text()
     }
 
     /// Sends SIGTERM and waits up to `grace` for the exit; past it, SIGKILL.
@@ -243,7 +239,10 @@ pub fn run_serve_stdin(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(ServeBenchError::io(format!("starting {}", apcache.display())))?;
+        .map_err(ServeBenchError::io(format!(
+            "starting {}",
+            apcache.display()
+        )))?;
     let mut stderr = StderrTail::collect(child.stderr.take().expect("stderr is piped"));
     let mut input: ChildStdin = child.stdin.take().expect("stdin is piped");
     let mut output = BufReader::new(child.stdout.take().expect("stdout is piped"));
@@ -281,14 +280,16 @@ pub fn run_serve_stdin(
         }
         let done = Instant::now();
         if began >= measure_from && done <= end {
-            histogram.saturating_record((done - began).as_nanos() as u64);
+            record(&mut histogram, done - began);
             if answer.starts_with("UNSUPPORTED") {
                 unsupported += 1;
             }
         }
     }
     drop(input);
-    let status = child.wait().map_err(ServeBenchError::io("waiting for serve-stdin"))?;
+    let status = child
+        .wait()
+        .map_err(ServeBenchError::io("waiting for serve-stdin"))?;
     stderr.finish();
     let requests = histogram.len();
     Ok(StdinRun {

@@ -3,7 +3,7 @@
 //! closed. Enough for a load generator that must not spend the cores it shares with the server
 //! on a client library; not a general client.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
@@ -250,14 +250,18 @@ mod tests {
         assert_eq!((status, keep, body.as_str()), (503, false, "abcde"));
         let (status, keep, body) = parse("HTTP/1.0 204 No Content\r\n\r\n");
         assert_eq!((status, keep, body.as_str()), (204, false, ""));
-        let mut reader = BufReader::new("HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\nab".as_bytes());
+        let mut reader =
+            BufReader::new("HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\nab".as_bytes());
         let (mut line, mut body) = (String::new(), Vec::new());
         assert!(read_response(&mut reader, &mut line, &mut body).is_err());
     }
 
     #[test]
     fn encodes_queries_and_reads_metrics() {
-        assert_eq!(encode_component("+a -b\"c\"/é"), "%2Ba%20-b%22c%22%2F%C3%A9");
+        assert_eq!(
+            encode_component("+a -b\"c\"/é"),
+            "%2Ba%20-b%22c%22%2F%C3%A9"
+        );
         let text = "# HELP x\napcache_dram_bytes_x 1\napcache_dram_bytes{kind=\"cgroup_peak\"} 1234\napcache_dram_bytes{kind=\"process_rss_anon\"} 99\napcache_rejected_total{index=\"bench\"} 7\n# EOF\n";
         let get = |name, label| metric_value(text, name, label);
         assert_eq!(

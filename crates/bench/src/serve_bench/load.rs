@@ -31,6 +31,15 @@ pub fn latency_histogram() -> Histogram<u64> {
     Histogram::new(3).expect("3 significant digits are supported")
 }
 
+/// Records `elapsed` in `histogram` (nanoseconds). An auto-resizing histogram grows to take
+/// any value (`saturating_record` would clamp it to the current highest instead).
+pub fn record(histogram: &mut Histogram<u64>, elapsed: Duration) {
+    let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+    histogram
+        .record(nanos.max(1))
+        .expect("an auto-resizing histogram takes any value");
+}
+
 /// Latency figures of an HdrHistogram of nanoseconds.
 ///
 /// The harness's own summary (`query_harness`'s `Timing`) is private to it; this is the same
@@ -88,7 +97,7 @@ fn merge(into: &mut Errors, from: Errors) {
 pub struct ClosedLoopRun {
     /// Client threads, each with one connection and one request in flight.
     pub concurrency: usize,
-    /// What was asked (`native`, or `es-nosource` for `_search` without stored fields).
+    /// What was asked: `native`, `es-nosource` (`_search` without stored fields) or `health`.
     pub api: String,
     /// Seconds measured.
     pub duration_s: f64,
@@ -143,9 +152,7 @@ pub fn closed_loop(
                                 continue;
                             }
                             match outcome {
-                                Ok(200) => {
-                                    histogram.saturating_record((done - began).as_nanos() as u64)
-                                }
+                                Ok(200) => record(&mut histogram, done - began),
                                 Ok(status) => count(&mut errors, status.to_string()),
                                 Err(_) => count(&mut errors, "io".into()),
                             }
@@ -200,9 +207,8 @@ pub struct MemorySample {
 impl MemorySample {
     /// The figures in a `/metrics` text.
     pub fn parse(text: &str, t_s: f64) -> MemorySample {
-        let kind = |k: &str| {
-            metric_value(text, "apcache_dram_bytes", Some(("kind", k))).map(|v| v as u64)
-        };
+        let kind =
+            |k: &str| metric_value(text, "apcache_dram_bytes", Some(("kind", k))).map(|v| v as u64);
         MemorySample {
             t_s,
             cgroup_peak: kind("cgroup_peak"),
@@ -334,17 +340,16 @@ pub fn open_loop(
                             let outcome =
                                 client.get(&targets[i as usize % targets.len()], &mut body);
                             let done = Instant::now();
-                            let from_due = (done - due).as_nanos() as u64;
+                            let from_due = done - due;
                             match outcome {
                                 Ok(200) => {
                                     let mut h = admitted.lock().expect("histogram lock");
-                                    h.0.saturating_record(from_due);
-                                    h.1.saturating_record((done - sent).as_nanos() as u64);
+                                    record(&mut h.0, from_due);
+                                    record(&mut h.1, done - sent);
                                 }
-                                Ok(503) => rejected
-                                    .lock()
-                                    .expect("histogram lock")
-                                    .saturating_record(from_due),
+                                Ok(503) => {
+                                    record(&mut rejected.lock().expect("histogram lock"), from_due)
+                                }
                                 Ok(status) => count(&mut mine.errors, status.to_string()),
                                 Err(_) => count(&mut mine.errors, "io".into()),
                             }
@@ -392,7 +397,7 @@ mod tests {
     fn summary_of_a_histogram() {
         let mut h = latency_histogram();
         for us in 1..=1000u64 {
-            h.record(us * 1000).unwrap();
+            record(&mut h, Duration::from_micros(us));
         }
         let s = LatencySummary::from_histogram(&h);
         assert_eq!(s.count, 1000);
@@ -400,6 +405,9 @@ mod tests {
         assert!((s.p50_us - 500.0).abs() < 1.0, "{s:?}");
         assert!((s.p99_us - 990.0).abs() < 1.0, "{s:?}");
         assert!(s.p999_us >= s.p99_us && s.max_us >= s.p999_us);
-        assert_eq!(LatencySummary::from_histogram(&latency_histogram()).count, 0);
+        assert_eq!(
+            LatencySummary::from_histogram(&latency_histogram()).count,
+            0
+        );
     }
 }

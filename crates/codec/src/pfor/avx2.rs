@@ -24,15 +24,28 @@ static PERMUTATIONS: [[u32; 8]; 256] = {
     table
 };
 
+/// The next eight high parts of `WIDTH` bytes from `at`, widened to 32-bit lanes.
+///
+/// # Safety
+/// AVX2 must be available, and `at` must point to 8 (`WIDTH` 1), 16 (`WIDTH` 2) or 32 readable
+/// bytes.
 #[inline(always)]
 unsafe fn load_highs<const WIDTH: usize>(at: *const u8) -> __m256i {
-    match WIDTH {
-        1 => _mm256_cvtepu8_epi32(_mm_loadl_epi64(at as *const __m128i)),
-        2 => _mm256_cvtepu16_epi32(_mm_loadu_si128(at as *const __m128i)),
-        _ => _mm256_loadu_si256(at as *const __m256i),
+    // SAFETY: the caller's contract above; the loads are unaligned.
+    unsafe {
+        match WIDTH {
+            1 => _mm256_cvtepu8_epi32(_mm_loadl_epi64(at as *const __m128i)),
+            2 => _mm256_cvtepu16_epi32(_mm_loadu_si128(at as *const __m128i)),
+            _ => _mm256_loadu_si256(at as *const __m256i),
+        }
     }
 }
 
+/// [`patch_aligned`] for high parts of `WIDTH` bytes.
+///
+/// # Safety
+/// AVX2 must be available, and `highs` must hold `WIDTH` bytes per bit set in `bitmap` plus
+/// [`SLACK`] bytes.
 #[target_feature(enable = "avx2")]
 unsafe fn patch_width<const WIDTH: usize>(
     bitmap: &[u8; 32],
@@ -44,15 +57,24 @@ unsafe fn patch_width<const WIDTH: usize>(
     let lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
     let mut at = highs.as_ptr();
     for (row, &mask) in bitmap.iter().enumerate() {
-        let permutation =
-            _mm256_loadu_si256(PERMUTATIONS[usize::from(mask)].as_ptr() as *const __m256i);
+        // SAFETY: a row of the table is eight u32, 32 bytes; an unaligned load.
+        let permutation = unsafe {
+            _mm256_loadu_si256(PERMUTATIONS[usize::from(mask)].as_ptr() as *const __m256i)
+        };
         let selected = _mm256_and_si256(_mm256_set1_epi32(i32::from(mask)), lane_bits);
         let lanes = _mm256_cmpeq_epi32(selected, lane_bits);
-        let high = _mm256_permutevar8x32_epi32(load_highs::<WIDTH>(at), permutation);
+        // SAFETY: `at` is at most at the end of the high parts (it passed `WIDTH` bytes per bit
+        // of the rows before), and `SLACK` = 32 readable bytes follow them.
+        let packed = unsafe { load_highs::<WIDTH>(at) };
+        let high = _mm256_permutevar8x32_epi32(packed, permutation);
         let high = _mm256_sll_epi32(_mm256_and_si256(high, lanes), shift);
-        let dst = out.as_mut_ptr().add(8 * row) as *mut __m256i;
-        _mm256_storeu_si256(dst, _mm256_or_si256(_mm256_loadu_si256(dst), high));
-        at = at.add(WIDTH * mask.count_ones() as usize);
+        // SAFETY: `row < 32`, so `out[8 * row..8 * row + 8]` is in the block, borrowed mutably;
+        // `at` moves past this row's high parts, which lie in `highs`.
+        unsafe {
+            let dst = out.as_mut_ptr().add(8 * row) as *mut __m256i;
+            _mm256_storeu_si256(dst, _mm256_or_si256(_mm256_loadu_si256(dst), high));
+            at = at.add(WIDTH * mask.count_ones() as usize);
+        }
     }
 }
 
@@ -67,9 +89,12 @@ pub(super) unsafe fn patch_aligned(
     b: u32,
     out: &mut [u32; BLOCK_LEN],
 ) {
-    match width {
-        1 => patch_width::<1>(bitmap, highs, b, out),
-        2 => patch_width::<2>(bitmap, highs, b, out),
-        _ => patch_width::<4>(bitmap, highs, b, out),
+    // SAFETY: the caller's contract, which is `patch_width`'s (`width` is 1, 2 or 4).
+    unsafe {
+        match width {
+            1 => patch_width::<1>(bitmap, highs, b, out),
+            2 => patch_width::<2>(bitmap, highs, b, out),
+            _ => patch_width::<4>(bitmap, highs, b, out),
+        }
     }
 }

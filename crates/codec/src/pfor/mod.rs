@@ -71,7 +71,7 @@ enum Plan {
 /// A plain vertical block decodes in one AVX2 pass with the prefix sum fused in; a block with
 /// exceptions needs a patch pass and a prefix sum of its own, and decodes at about 60% of the
 /// speed. Where exceptions save little, the plain form is worth its bytes. On English
-/// Wikipedia (part 0, `apcache bench codecs`), a saving of at least 30% took postings from
+/// Wikipedia (part 0, `apcache-bench codecs`), a saving of at least 30% took postings from
 /// 17.5% to 19.0% of raw and DID decoding from 2.9 to 4.3 G ints/s; the scalar `pfor-delta`
 /// keeps the smallest form.
 const SIMD_EXCEPTION_SAVING: (usize, usize) = (3, 10);
@@ -256,6 +256,8 @@ fn patch_from_bitmap(bitmap: &[u8], highs: &[u8], hb: u32, b: u32, out: &mut [u3
 /// Patches a full block from byte-aligned high parts: `rest` starts with the `len` bytes of high
 /// parts, `width` bytes each, and may run on (the SIMD path reads up to 32 bytes past them when
 /// it can do so within `rest`).
+// Seven parameters, no context struct: one caller passes one decoding step's values, all
+// different in kind, straight through to the SIMD or scalar patcher.
 fn patch_aligned(
     bitmap: &[u8],
     rest: &[u8],

@@ -3,7 +3,7 @@
 //! A full posting block (256 DIDs, then 256 frequencies: 2 KiB) is moved out of its term's
 //! growing tail into an arena of fixed-size chunks, and the term keeps only the block's number.
 //! The arena is the bulk of an indexing thread's memory, so its placement is a flag (the
-//! persistent-memory study among the seeds compares these placements):
+//! original study's persistent-memory part compares these placements):
 //!
 //! - [`ArenaPlacement::Anonymous`]: ordinary process memory (DRAM);
 //! - [`ArenaPlacement::MappedFile`]: a file created in a given directory and mapped shared, so

@@ -350,6 +350,8 @@ fn drop_excluded(
 
 /// Scores the window's `count` matches, a clause at a time in query order, and offers them to
 /// `top`.
+// Seven parameters, no context struct: one caller, and `count` and `have_inverses` change with
+// every window while the rest are the conjunction's own locals.
 fn score_window(
     window: &mut Window,
     count: usize,

@@ -6,8 +6,8 @@
 //! operations, and it stores each document's length lossily in one byte (`SmallFloat.intToByte4`:
 //! exact up to 23, then 4 significant bits). [`Bm25`] follows the same operations so that, with
 //! [`Norms::Lucene`], scores equal Lucene's exactly and rankings can be compared document for
-//! document; [`Norms::Exact`] uses true lengths, and [`Scoring::Bm25Fixed`] is the seeds'
-//! variant without length normalisation (b = 0).
+//! document; [`Norms::Exact`] uses true lengths, and [`Scoring::Bm25Fixed`] is the original
+//! study's variant without length normalisation (b = 0).
 
 use crate::segment::DocLengths;
 use serde::Serialize;

@@ -132,43 +132,57 @@ mod avx2 {
         let last_v = _mm256_set1_epi32(bytes.len().wrapping_sub(1).min(u32::MAX as usize) as i32);
         let (mut i, mut kept) = (0usize, 0usize);
         while i + 8 <= n {
-            // SAFETY: i + 8 <= n = docs.len() = freqs.len().
-            let docs = _mm256_loadu_si256(lead.docs.as_ptr().add(i).cast());
+            // SAFETY: i + 8 <= n = docs.len() = freqs.len(); an unaligned load.
+            let docs = unsafe { _mm256_loadu_si256(lead.docs.as_ptr().add(i).cast()) };
             // Scalar loads, not gathers: on the AMD cores measured, eight byte loads and eight
             // table loads beat two gathers by a tenth. One vector test finds the eight DIDs
             // inside the norms' run (they always are, in a sound index), so the loads need no
             // check each.
             let offsets = _mm256_sub_epi32(docs, first_v);
             let inside = _mm256_cmpeq_epi32(_mm256_min_epu32(offsets, last_v), offsets);
-            let lane_inverses: [f32; 8] = if !bytes.is_empty()
-                && _mm256_movemask_ps(_mm256_castsi256_ps(inside)) == 0xFF
-            {
-                let mut lanes = [0u32; 8];
-                _mm256_storeu_si256(lanes.as_mut_ptr().cast(), offsets);
-                // SAFETY: every offset is at most `bytes.len() - 1`, as tested above.
-                std::array::from_fn(|j| table[usize::from(*bytes.get_unchecked(lanes[j] as usize))])
-            } else {
-                std::array::from_fn(|j| table[usize::from(norms.of(lead.docs[i + j]))])
+            let lane_inverses: [f32; 8] =
+                if !bytes.is_empty() && _mm256_movemask_ps(_mm256_castsi256_ps(inside)) == 0xFF {
+                    let mut lanes = [0u32; 8];
+                    // SAFETY: `lanes` is eight u32, 32 bytes, stored unaligned; every offset is at
+                    // most `bytes.len() - 1`, as tested above, so `get_unchecked` is in bounds.
+                    unsafe {
+                        _mm256_storeu_si256(lanes.as_mut_ptr().cast(), offsets);
+                        std::array::from_fn(|j| {
+                            table[usize::from(*bytes.get_unchecked(lanes[j] as usize))]
+                        })
+                    }
+                } else {
+                    std::array::from_fn(|j| table[usize::from(norms.of(lead.docs[i + j]))])
+                };
+            // SAFETY: `lane_inverses` is eight f32; i + 8 <= n = freqs.len(); unaligned loads.
+            let (inverse, freqs) = unsafe {
+                (
+                    _mm256_loadu_ps(lane_inverses.as_ptr()),
+                    _mm256_loadu_si256(lead.freqs.as_ptr().add(i).cast()),
+                )
             };
-            let inverse = _mm256_loadu_ps(lane_inverses.as_ptr());
-            let freqs = _mm256_loadu_si256(lead.freqs.as_ptr().add(i).cast());
             let keys = _mm256_mul_ps(_mm256_cvtepi32_ps(freqs), inverse);
             let pass = _mm256_cmp_ps::<_CMP_GE_OQ>(keys, floor_v);
             let mask = _mm256_movemask_ps(pass) as usize;
-            let gather = _mm256_cvtepu8_epi32(_mm_loadl_epi64(GATHER[mask].as_ptr().cast()));
-            // SAFETY: kept <= i, and the outputs hold n + 8 values.
-            _mm256_storeu_si256(
-                out.docs.as_mut_ptr().add(kept).cast(),
-                _mm256_permutevar8x32_epi32(docs, gather),
-            );
-            _mm256_storeu_ps(
-                out.inverses.as_mut_ptr().add(kept),
-                _mm256_permutevar8x32_ps(inverse, gather),
-            );
-            _mm256_storeu_si256(
-                out.freqs.as_mut_ptr().add(kept).cast(),
-                _mm256_permutevar8x32_epi32(freqs, gather),
-            );
+            // SAFETY: a row of `GATHER` is 8 bytes, which `_mm_loadl_epi64` reads unaligned.
+            let gather =
+                _mm256_cvtepu8_epi32(unsafe { _mm_loadl_epi64(GATHER[mask].as_ptr().cast()) });
+            // SAFETY: kept <= i, and the outputs hold n + 8 values (checked by the caller), so
+            // the eight lanes at `kept` are within each; unaligned stores.
+            unsafe {
+                _mm256_storeu_si256(
+                    out.docs.as_mut_ptr().add(kept).cast(),
+                    _mm256_permutevar8x32_epi32(docs, gather),
+                );
+                _mm256_storeu_ps(
+                    out.inverses.as_mut_ptr().add(kept),
+                    _mm256_permutevar8x32_ps(inverse, gather),
+                );
+                _mm256_storeu_si256(
+                    out.freqs.as_mut_ptr().add(kept).cast(),
+                    _mm256_permutevar8x32_epi32(freqs, gather),
+                );
+            }
             kept += mask.count_ones() as usize;
             i += 8;
         }

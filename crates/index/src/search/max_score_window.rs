@@ -18,11 +18,10 @@
 //!    as the exhaustive evaluator sums them, so both return the same top k to the bit.
 
 use super::bm25::Bm25;
-use super::pruned::{can_beat, excluded, key_floor, lead_floor, Clause};
-use super::term_cursor::{TermCursor, NO_MORE_DOCS};
+use super::pruned::{can_beat, excluded, key_floor, lead_floor, Disjunction};
+use super::term_cursor::NO_MORE_DOCS;
 use super::top_k::{Hit, TopK};
 use super::window_accumulator::{WindowAccumulator, WINDOW};
-use crate::segment::DocLengths;
 use crate::IndexError;
 
 /// What one window did.
@@ -68,25 +67,23 @@ impl MaxScoreWindow {
         }
     }
 
-    /// Evaluates the window that starts at `start` (the least DID of the globally essential
-    /// clauses `clauses[essential..]`) against `threshold` (none: nothing can be pruned yet),
-    /// offers what may enter to `top`, and leaves every essential clause past the window.
-    #[allow(clippy::too_many_arguments)]
+    /// Evaluates the window of `query` that starts at `start` (the least DID of the globally
+    /// essential clauses `query.clauses[essential..]`) against `threshold` (none: nothing can
+    /// be pruned yet), offers what may enter to `top`, and leaves every essential clause past
+    /// the window.
     pub(super) fn score(
         &mut self,
-        clauses: &mut [Clause<'_>],
+        query: &mut Disjunction<'_, '_>,
         essential: usize,
-        by_position: &[usize],
-        exclusions: &mut [TermCursor<'_>],
-        lengths: &DocLengths<'_>,
-        bm25: &Bm25,
         start: u32,
         threshold: Option<f32>,
         top: &mut TopK,
     ) -> Result<WindowOutcome, IndexError> {
         let Some(threshold) = threshold else {
-            return self.whole(clauses, by_position, exclusions, lengths, bm25, start, top);
+            return self.whole(query, start, top);
         };
+        let (bm25, n) = (query.bm25, query.clauses.len());
+        let clauses = &mut *query.clauses;
         // The window ends with the first block end of an essential clause.
         let mut end = start.saturating_add(WINDOW - 1);
         for c in &mut clauses[essential..] {
@@ -101,7 +98,7 @@ impl MaxScoreWindow {
                 .map_or(0.0, f64::from);
         }
         self.order.clear();
-        self.order.extend(0..clauses.len());
+        self.order.extend(0..n);
         let bounds = &self.bounds;
         self.order
             .sort_unstable_by(|&a, &b| bounds[a].total_cmp(&bounds[b]));
@@ -117,14 +114,14 @@ impl MaxScoreWindow {
             .prefix
             .iter()
             .position(|&p| can_beat(p, threshold_at))
-            .unwrap_or(clauses.len());
+            .unwrap_or(n);
         let mut outcome = WindowOutcome {
             offered: 0,
             pruned: split > 0,
         };
         if split == 0 {
-            return self.whole(clauses, by_position, exclusions, lengths, bm25, start, top);
-        } else if split < clauses.len() {
+            return self.whole(query, start, top);
+        } else if split < n {
             let others = if split > 0 {
                 self.prefix[split - 1]
             } else {
@@ -132,7 +129,7 @@ impl MaxScoreWindow {
             };
             // One essential clause: its postings whose key cannot reach the threshold with
             // every other clause's bound are not added.
-            let lone = split + 1 == clauses.len();
+            let lone = split + 1 == n;
             let lone_floor = |weight: f32| {
                 if lone {
                     key_floor(weight, Some(lead_floor(threshold, others) as f32))
@@ -140,35 +137,17 @@ impl MaxScoreWindow {
                     f32::NEG_INFINITY
                 }
             };
-            for k in split..clauses.len() {
+            for k in split..n {
                 let ci = self.order[k];
-                let floor = lone_floor(clauses[ci].cursor.weight());
+                let floor = lone_floor(query.clauses[ci].cursor.weight());
                 outcome.pruned |= floor > f32::NEG_INFINITY;
-                self.accumulate(
-                    ci,
-                    &mut clauses[ci].cursor,
-                    lengths,
-                    bm25,
-                    start,
-                    end,
-                    floor,
-                )?;
+                self.accumulate(query, ci, start, end, floor)?;
             }
-            outcome.offered = self.visit_matches(
-                clauses,
-                split,
-                by_position,
-                exclusions,
-                lengths,
-                bm25,
-                start,
-                top,
-                &mut outcome.pruned,
-            )?;
+            outcome.offered = self.visit_matches(query, split, start, top, &mut outcome.pruned)?;
         }
         // Every essential clause leaves the window (those non-essential in it are behind).
         let past = end.saturating_add(1);
-        for c in &mut clauses[essential..] {
+        for c in &mut query.clauses[essential..] {
             if c.cursor.doc() < past {
                 c.cursor.advance(past)?;
             }
@@ -179,31 +158,18 @@ impl MaxScoreWindow {
     /// Scores every document of every clause in a window as wide as the accumulator's from
     /// `start` on (nothing can be pruned there), bringing the clauses left behind (those
     /// non-essential until now) up to `start` first.
-    #[allow(clippy::too_many_arguments)]
     fn whole(
         &mut self,
-        clauses: &mut [Clause<'_>],
-        by_position: &[usize],
-        exclusions: &mut [TermCursor<'_>],
-        lengths: &DocLengths<'_>,
-        bm25: &Bm25,
+        query: &mut Disjunction<'_, '_>,
         start: u32,
         top: &mut TopK,
     ) -> Result<WindowOutcome, IndexError> {
-        for c in clauses.iter_mut() {
+        for c in query.clauses.iter_mut() {
             if c.cursor.doc() < start {
                 c.cursor.advance(start)?;
             }
         }
-        let offered = self.exhaustive.score_window(
-            clauses,
-            by_position,
-            exclusions,
-            lengths,
-            bm25,
-            start,
-            top,
-        )?;
+        let offered = self.exhaustive.score_window(query, start, top)?;
         Ok(WindowOutcome {
             offered,
             pruned: false,
@@ -213,17 +179,16 @@ impl MaxScoreWindow {
     /// Adds the scores of clause `ci`'s postings in `[start, end]` whose saturation key
     /// reaches `floor` into the window, and each one's score apart, and moves the cursor past
     /// `end`.
-    #[allow(clippy::too_many_arguments)]
     fn accumulate(
         &mut self,
+        query: &mut Disjunction<'_, '_>,
         ci: usize,
-        cursor: &mut TermCursor<'_>,
-        lengths: &DocLengths<'_>,
-        bm25: &Bm25,
         start: u32,
         end: u32,
         floor: f32,
     ) -> Result<(), IndexError> {
+        let (lengths, bm25) = (query.lengths, query.bm25);
+        let cursor = &mut query.clauses[ci].cursor;
         let weight = cursor.weight();
         let scores = &mut self.scores[ci * WINDOW as usize..(ci + 1) * WINDOW as usize];
         let held = &mut self.held[ci * WORDS..(ci + 1) * WORDS];
@@ -261,19 +226,16 @@ impl MaxScoreWindow {
     /// Visits the window's matched documents in DID order (clearing them): completes each
     /// that may still beat the threshold with the non-essential clauses `order[..split]`,
     /// and offers those that may enter. Returns how many were offered.
-    #[allow(clippy::too_many_arguments)]
     fn visit_matches(
         &mut self,
-        clauses: &mut [Clause<'_>],
+        query: &mut Disjunction<'_, '_>,
         split: usize,
-        by_position: &[usize],
-        exclusions: &mut [TermCursor<'_>],
-        lengths: &DocLengths<'_>,
-        bm25: &Bm25,
         start: u32,
         top: &mut TopK,
         pruned: &mut bool,
     ) -> Result<u64, IndexError> {
+        let (clauses, exclusions) = (&mut *query.clauses, &mut *query.exclusions);
+        let (by_position, lengths, bm25) = (query.by_position, query.lengths, query.bm25);
         let mut offered = 0;
         for w in 0..WORDS {
             let mut bits = std::mem::take(&mut self.matched[w]);

@@ -21,6 +21,7 @@ use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::term_opener::TermOpener;
 use super::top_k::{Hit, TopK};
 use crate::query::Query;
+use crate::segment::DocLengths;
 use crate::IndexError;
 
 /// Relative margin added to score bounds before comparing them with the threshold.
@@ -77,6 +78,22 @@ pub(super) struct Clause<'a> {
     pub(super) cursor: TermCursor<'a>,
     pub(super) position: usize,
     max_score: f32,
+}
+
+/// A disjunction over one segment as its windows are scored ([`MaxScoreWindow`] and, where
+/// nothing can be pruned, [`WindowAccumulator`](super::window_accumulator::WindowAccumulator)):
+/// what stays the same from one window to the next.
+pub(super) struct Disjunction<'w, 's> {
+    /// The clauses, in the order [`max_score`] sorted them (ascending maximum score).
+    pub(super) clauses: &'w mut [Clause<'s>],
+    /// Indices into `clauses` in query order, the order clause scores are summed in.
+    pub(super) by_position: &'w [usize],
+    /// The excluded terms' cursors.
+    pub(super) exclusions: &'w mut [TermCursor<'s>],
+    /// The segment's document lengths.
+    pub(super) lengths: &'w DocLengths<'s>,
+    /// The scoring function.
+    pub(super) bm25: &'w Bm25,
 }
 
 fn open<'s>(
@@ -310,9 +327,9 @@ fn single_term(
 }
 
 /// Block-max MaxScore over a disjunction, a window at a time ([`MaxScoreWindow`]).
-fn max_score(
-    clauses: &mut [Clause<'_>],
-    exclusions: &mut [TermCursor<'_>],
+fn max_score<'s>(
+    clauses: &mut [Clause<'s>],
+    exclusions: &mut [TermCursor<'s>],
     bm25: &Bm25,
     top: &mut TopK,
 ) -> Result<Outcome, IndexError> {
@@ -337,8 +354,16 @@ fn max_score(
         }
     };
     let mut window = MaxScoreWindow::new(clauses.len());
+    let mut disjunction = Disjunction {
+        clauses,
+        by_position: &by_position,
+        exclusions,
+        lengths: &lengths,
+        bm25,
+    };
     loop {
         let threshold = top.threshold();
+        let clauses = &*disjunction.clauses;
         // Clauses 0..essential cannot reach the threshold on their own: only documents of the
         // essential clauses are candidates.
         let essential = prefix
@@ -357,17 +382,7 @@ fn max_score(
         if doc == NO_MORE_DOCS {
             break;
         }
-        let outcome = window.score(
-            clauses,
-            essential,
-            &by_position,
-            exclusions,
-            &lengths,
-            bm25,
-            doc,
-            threshold,
-            top,
-        )?;
+        let outcome = window.score(&mut disjunction, essential, doc, threshold, top)?;
         evaluated += outcome.offered;
         if outcome.pruned || essential > 0 {
             complete = false;
@@ -376,7 +391,7 @@ fn max_score(
     Ok(Outcome {
         evaluated,
         complete,
-        stats: clause_stats(clauses),
+        stats: clause_stats(disjunction.clauses),
     })
 }
 

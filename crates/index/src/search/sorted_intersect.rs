@@ -173,9 +173,13 @@ pub(super) mod avx2 {
         let idx6 = _mm256_shuffle_epi32::<0b01_00_11_10>(idx4);
         let idx7 = _mm256_shuffle_epi32::<0b10_01_00_11>(idx4);
         while i + 8 <= a.len() && j + 8 <= b.len() {
-            // SAFETY: i + 8 <= a.len() and j + 8 <= b.len().
-            let va = _mm256_loadu_si256(a.as_ptr().add(i).cast());
-            let vb = _mm256_loadu_si256(b.as_ptr().add(j).cast());
+            // SAFETY: i + 8 <= a.len() and j + 8 <= b.len(); unaligned loads.
+            let (va, vb) = unsafe {
+                (
+                    _mm256_loadu_si256(a.as_ptr().add(i).cast()),
+                    _mm256_loadu_si256(b.as_ptr().add(j).cast()),
+                )
+            };
             let vb4 = swap_halves(vb);
             let e0 = _mm256_cmpeq_epi32(va, vb);
             let e1 = _mm256_cmpeq_epi32(va, _mm256_shuffle_epi32::<0b00_11_10_01>(vb));
@@ -192,13 +196,17 @@ pub(super) mod avx2 {
             let mask = _mm256_movemask_ps(_mm256_castsi256_ps(any)) as usize;
             // Written whether or not anything matched: a branch here would be mispredicted
             // about as often as taken.
-            let gather = _mm256_cvtepu8_epi32(_mm_loadl_epi64(GATHER[mask].as_ptr().cast()));
+            // SAFETY: a row of `GATHER` is 8 bytes, which `_mm_loadl_epi64` reads unaligned.
+            let gather =
+                _mm256_cvtepu8_epi32(unsafe { _mm_loadl_epi64(GATHER[mask].as_ptr().cast()) });
             // SAFETY: m <= min(i, j) (one match per consumed DID of each) and the output
-            // holds min(a.len(), b.len()) + 8 values, so m + 8 is within it.
-            _mm256_storeu_si256(
-                docs.as_mut_ptr().add(m).cast(),
-                _mm256_permutevar8x32_epi32(va, gather),
-            );
+            // holds min(a.len(), b.len()) + 8 values, so m + 8 is within it; unaligned store.
+            unsafe {
+                _mm256_storeu_si256(
+                    docs.as_mut_ptr().add(m).cast(),
+                    _mm256_permutevar8x32_epi32(va, gather),
+                )
+            };
             if want_places {
                 // Lane l of `a` met its equal in rotation r, at b's lane idx_r[l].
                 let pick = |e: __m256i, idx: __m256i| _mm256_and_si256(e, idx);
@@ -222,23 +230,30 @@ pub(super) mod avx2 {
                     in_a.as_deref_mut().expect("places wanted"),
                     in_b.as_deref_mut().expect("places wanted"),
                 );
-                _mm_storeu_si128(
-                    in_a.as_mut_ptr().add(m).cast(),
-                    narrow(_mm256_permutevar8x32_epi32(at_a, gather)),
-                );
-                _mm_storeu_si128(
-                    in_b.as_mut_ptr().add(m).cast(),
-                    narrow(_mm256_permutevar8x32_epi32(at_b, gather)),
-                );
+                // SAFETY: as for `docs` above: each place buffer holds min(a.len(), b.len())
+                // + 8 values, so the eight u16 at `m` are within it; unaligned stores.
+                unsafe {
+                    _mm_storeu_si128(
+                        in_a.as_mut_ptr().add(m).cast(),
+                        narrow(_mm256_permutevar8x32_epi32(at_a, gather)),
+                    );
+                    _mm_storeu_si128(
+                        in_b.as_mut_ptr().add(m).cast(),
+                        narrow(_mm256_permutevar8x32_epi32(at_b, gather)),
+                    );
+                }
             }
             m += mask.count_ones() as usize;
             // Scalar loads on purpose: taken from the vectors, the two DIDs would put a lane
             // extraction (about seven cycles) on the loop's critical path.
-            // SAFETY: i + 8 <= a.len() and j + 8 <= b.len().
-            let (last_a, last_b) = (
-                std::ptr::read_volatile(a.as_ptr().add(i + 7)),
-                std::ptr::read_volatile(b.as_ptr().add(j + 7)),
-            );
+            // SAFETY: i + 8 <= a.len() and j + 8 <= b.len(), so both are in bounds, aligned
+            // u32 of the slices.
+            let (last_a, last_b) = unsafe {
+                (
+                    std::ptr::read_volatile(a.as_ptr().add(i + 7)),
+                    std::ptr::read_volatile(b.as_ptr().add(j + 7)),
+                )
+            };
             i += 8 * usize::from(last_a <= last_b);
             j += 8 * usize::from(last_b <= last_a);
         }

@@ -66,23 +66,33 @@ mod avx2 {
     use super::{GROUP, SAMPLE_STRIDE};
 
     /// The lanes of `v` below `limit + 1` as -1, the rest 0.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
     #[inline(always)]
     unsafe fn below(v: __m256i, limit: __m256i) -> __m256i {
         // x < target  <=>  min(x, target - 1) == x, unsigned.
-        _mm256_cmpeq_epi32(_mm256_min_epu32(v, limit), v)
+        // SAFETY: AVX2 is available (the caller's contract); no memory is touched.
+        unsafe { _mm256_cmpeq_epi32(_mm256_min_epu32(v, limit), v) }
     }
 
     /// The sum of the lanes of `sum`, negated (compares count -1 per hit).
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
     #[inline(always)]
     unsafe fn negated_sum(sum: __m256i) -> usize {
-        let lanes = _mm256_sub_epi32(_mm256_setzero_si256(), sum);
-        let half = _mm_add_epi32(
-            _mm256_castsi256_si128(lanes),
-            _mm256_extracti128_si256::<1>(lanes),
-        );
-        let pair = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
-        let all = _mm_add_epi32(pair, _mm_shuffle_epi32::<0b10_11_00_01>(pair));
-        _mm_cvtsi128_si32(all) as usize
+        // SAFETY: AVX2 is available (the caller's contract); no memory is touched.
+        unsafe {
+            let lanes = _mm256_sub_epi32(_mm256_setzero_si256(), sum);
+            let half = _mm_add_epi32(
+                _mm256_castsi256_si128(lanes),
+                _mm256_extracti128_si256::<1>(lanes),
+            );
+            let pair = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
+            let all = _mm_add_epi32(pair, _mm_shuffle_epi32::<0b10_11_00_01>(pair));
+            _mm_cvtsi128_si32(all) as usize
+        }
     }
 
     /// [`super::count_below_in_block`] with AVX2.
@@ -99,18 +109,25 @@ mod avx2 {
             return 0;
         }
         let limit = _mm256_set1_epi32((target - 1) as i32);
-        let sampled = below(_mm256_loadu_si256(samples.as_ptr().cast()), limit);
+        // SAFETY: AVX2 is available (the caller's contract); `samples` is eight u32, 32
+        // bytes, read unaligned.
+        let sampled = unsafe { below(_mm256_loadu_si256(samples.as_ptr().cast()), limit) };
         let eighth = _mm256_movemask_ps(_mm256_castsi256_ps(sampled)).count_ones() as usize;
         // Past the last sample (every DID below the target), the last eighth is counted: all
         // of its 32 DIDs, so the answer is the block's length.
-        let group = docs.as_ptr().add(eighth.min(7) * SAMPLE_STRIDE);
-        // SAFETY: the group's 32 DIDs lie inside the block.
-        let load = |k: usize| below(_mm256_loadu_si256(group.add(8 * k).cast()), limit);
-        let sum = _mm256_add_epi32(
-            _mm256_add_epi32(load(0), load(1)),
-            _mm256_add_epi32(load(2), load(3)),
-        );
-        eighth.min(7) * SAMPLE_STRIDE + negated_sum(sum)
+        let first = eighth.min(7) * SAMPLE_STRIDE;
+        // SAFETY: AVX2 is available (the caller's contract); the group's 32 DIDs,
+        // `docs[first..first + 32]` with `first <= 7 * 32`, lie inside the block, and the four
+        // loads of eight read them unaligned.
+        unsafe {
+            let group = docs.as_ptr().add(first);
+            let load = |k: usize| below(_mm256_loadu_si256(group.add(8 * k).cast()), limit);
+            let sum = _mm256_add_epi32(
+                _mm256_add_epi32(load(0), load(1)),
+                _mm256_add_epi32(load(2), load(3)),
+            );
+            first + negated_sum(sum)
+        }
     }
 
     /// [`super::count_below`] with AVX2.
@@ -124,8 +141,9 @@ mod avx2 {
         }
         let limit = _mm256_set1_epi32((target - 1) as i32);
         let below = |at: usize| {
-            // SAFETY: callers pass at + 8 <= docs.len().
-            below(_mm256_loadu_si256(docs.as_ptr().add(at).cast()), limit)
+            // SAFETY: AVX2 is available (the caller's contract); every call below passes
+            // `at + 8 <= docs.len()`, so the eight DIDs read (unaligned) lie in `docs`.
+            unsafe { below(_mm256_loadu_si256(docs.as_ptr().add(at).cast()), limit) }
         };
         let mut at = 0;
         let mut count = 0usize;
@@ -134,7 +152,8 @@ mod avx2 {
                 _mm256_add_epi32(below(at), below(at + 8)),
                 _mm256_add_epi32(below(at + 16), below(at + 24)),
             );
-            let group = negated_sum(sum);
+            // SAFETY: AVX2 is available (the caller's contract).
+            let group = unsafe { negated_sum(sum) };
             count += group;
             if group < GROUP {
                 return count;

@@ -1,4 +1,4 @@
-//! What a query cost, in the units the seeds report: blocks and postings decoded, blocks
+//! What a query cost, in the units the original study reports: blocks and postings decoded, blocks
 //! skipped without decoding.
 
 use std::ops::AddAssign;

@@ -1,11 +1,11 @@
 //! A cursor over one term's postings in one segment, block by block.
 //!
 //! The skip entries are the cursor's map: `advance` compares a target with the blocks' last
-//! DIDs and decodes only the block that may hold it (the seeds' skip-list intersection), then
-//! gallops inside the decoded block from the current position (targets of an intersection
-//! are usually near); frequencies are decoded only when a score is asked for; and the skip
-//! entries' best posting (or maximum frequency and minimum length) gives each block's score
-//! bound without decoding it.
+//! DIDs and decodes only the block that may hold it (the original study's skip-list intersection),
+//! then gallops inside the decoded block from the current position (targets of an intersection are
+//! usually near); frequencies are decoded only when a score is asked for; and the skip entries'
+//! best posting (or maximum frequency and minimum length) gives each block's score bound without
+//! decoding it.
 
 use apcache_codec::{Isa, BLOCK_LEN};
 

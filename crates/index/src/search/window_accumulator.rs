@@ -11,10 +11,9 @@
 //! the totals are equal to the bit.
 
 use super::bm25::Bm25;
-use super::pruned::{excluded, Clause};
-use super::term_cursor::{TermCursor, NO_MORE_DOCS};
+use super::pruned::{excluded, Disjunction};
+use super::term_cursor::NO_MORE_DOCS;
 use super::top_k::{Hit, TopK};
-use crate::segment::DocLengths;
 use crate::IndexError;
 
 /// DIDs per window (a 32 KiB array of sums and a 512-byte bitset).
@@ -34,19 +33,17 @@ impl WindowAccumulator {
         }
     }
 
-    /// Scores every document of `clauses` in `[base, base + WINDOW)` (visiting the clauses in
-    /// the order `by_position` gives), offers those not in `exclusions` to `top`, and leaves
-    /// every clause's cursor past the window. Returns the number of documents offered.
-    pub fn score_window(
+    /// Scores every document of `query`'s clauses in `[base, base + WINDOW)` (visiting the
+    /// clauses in query order), offers those not excluded to `top`, and leaves every clause's
+    /// cursor past the window. Returns the number of documents offered.
+    pub(super) fn score_window(
         &mut self,
-        clauses: &mut [Clause<'_>],
-        by_position: &[usize],
-        exclusions: &mut [TermCursor<'_>],
-        lengths: &DocLengths<'_>,
-        bm25: &Bm25,
+        query: &mut Disjunction<'_, '_>,
         base: u32,
         top: &mut TopK,
     ) -> Result<u64, IndexError> {
+        let (clauses, exclusions) = (&mut *query.clauses, &mut *query.exclusions);
+        let (by_position, lengths, bm25) = (query.by_position, query.lengths, query.bm25);
         let end = base.saturating_add(WINDOW);
         for &ci in by_position {
             let cursor = &mut clauses[ci].cursor;

@@ -1,5 +1,5 @@
 //! The "uncompressed direct" postings of a segment: every list decoded once, at open time, into
-//! plain arrays in process memory (the Lucene study among the seeds calls this the direct
+//! plain arrays in process memory (the original study's Lucene part calls this the direct
 //! postings format: several times the memory of the compressed index, no decoding at query
 //! time). Query cursors then copy blocks out of these arrays instead of decoding them.
 

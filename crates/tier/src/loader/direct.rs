@@ -26,11 +26,10 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::{Mutex, MutexGuard};
-use std::time::Instant;
 
 use io_uring::{opcode, types, IoUring};
 
-use super::{check_range, LoaderStats, StatsCounter, StorageLoader};
+use super::{read_in_file, LoaderStats, StatsCounter, StorageLoader};
 use crate::cgroup::format_bytes;
 use crate::error::TierError;
 
@@ -303,17 +302,10 @@ impl StorageLoader for DirectLoader {
         len: u64,
         sink: &mut dyn FnMut(u64, &[u8]),
     ) -> io::Result<()> {
-        check_range(offset, len, self.len)?;
-        if len == 0 {
-            return Ok(());
-        }
-        let start = Instant::now();
-        let result = match &self.engine {
+        read_in_file(self.len, &self.stats, offset, len, || match &self.engine {
             Engine::Uring(state) => self.read_uring(&mut lock(state), offset, len, sink),
             Engine::Pread(buffer) => self.read_pread(&mut lock(buffer), offset, len, sink),
-        };
-        self.stats.add_busy(start);
-        result
+        })
     }
 
     fn file_len(&self) -> u64 {
@@ -519,18 +511,26 @@ impl AlignedBuf {
         Layout::from_size_align(len, ALIGN as usize).expect("buffer sizes are bounded")
     }
 
+    /// Bytes `at..at + n` of the buffer (panics past its end).
+    ///
     /// # Safety
     /// No write to `at..at + n` may happen while the slice lives.
     unsafe fn slice(&self, at: usize, n: usize) -> &[u8] {
         assert!(at + n <= self.len);
-        std::slice::from_raw_parts(self.ptr.as_ptr().add(at), n)
+        // SAFETY: `at..at + n` lies in the allocation (asserted), which is initialised (zeroed
+        // at allocation) and lives as long as `self`; the caller rules out writes.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(at), n) }
     }
 
+    /// Bytes `at..at + n` of the buffer, to write (panics past its end).
+    ///
     /// # Safety
     /// Nothing else (the kernel included) may access `at..at + n` while the slice lives.
     unsafe fn slice_mut(&mut self, at: usize, n: usize) -> &mut [u8] {
         assert!(at + n <= self.len);
-        std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(at), n)
+        // SAFETY: `at..at + n` lies in the allocation (asserted), which is initialised and
+        // lives as long as `self`; the caller rules out any other access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(at), n) }
     }
 }
 

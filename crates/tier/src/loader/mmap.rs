@@ -7,11 +7,10 @@
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use memmap2::Mmap;
 
-use super::{check_range, LoaderStats, StatsCounter, StorageLoader};
+use super::{read_in_file, LoaderStats, StatsCounter, StorageLoader};
 use crate::error::TierError;
 
 /// Reads ranges by handing out slices of a read-only mapping of the whole file (one chunk
@@ -57,20 +56,16 @@ impl StorageLoader for MmapLoader {
         len: u64,
         sink: &mut dyn FnMut(u64, &[u8]),
     ) -> io::Result<()> {
-        check_range(offset, len, self.len)?;
-        if len == 0 {
-            return Ok(());
-        }
-        let start = Instant::now();
-        let map = self
-            .map
-            .as_ref()
-            .expect("a non-empty range implies a mapped file");
-        // In range: checked above against the length the mapping was made with.
-        sink(0, &map[offset as usize..(offset + len) as usize]);
-        self.stats.add_read(len);
-        self.stats.add_busy(start);
-        Ok(())
+        read_in_file(self.len, &self.stats, offset, len, || {
+            let map = self
+                .map
+                .as_ref()
+                .expect("a non-empty range implies a mapped file");
+            // In range: checked against the length the mapping was made with.
+            sink(0, &map[offset as usize..(offset + len) as usize]);
+            self.stats.add_read(len);
+            Ok(())
+        })
     }
 
     fn file_len(&self) -> u64 {

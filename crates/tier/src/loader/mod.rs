@@ -237,8 +237,7 @@ impl StatsCounter {
     }
 
     fn add_busy(&self, since: Instant) {
-        let ns = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.busy_ns.fetch_add(ns, Ordering::Relaxed);
+        self.busy_ns.fetch_add(elapsed_ns(since), Ordering::Relaxed);
     }
 
     fn get(&self) -> LoaderStats {
@@ -248,6 +247,32 @@ impl StatsCounter {
             busy_ns: self.busy_ns.load(Ordering::Relaxed),
         }
     }
+}
+
+/// Nanoseconds since `since`, saturating.
+fn elapsed_ns(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The part of [`StorageLoader::read_range`] every loader shares: checks that the range lies
+/// inside the file of `file_len` bytes (else an `UnexpectedEof` error, nothing read), returns at
+/// once for an empty range, and otherwise runs `read` and adds the time it took, failed or
+/// not, to `stats`' busy time. `read` counts its own device requests.
+fn read_in_file(
+    file_len: u64,
+    stats: &StatsCounter,
+    offset: u64,
+    len: u64,
+    read: impl FnOnce() -> io::Result<()>,
+) -> io::Result<()> {
+    check_range(offset, len, file_len)?;
+    if len == 0 {
+        return Ok(());
+    }
+    let start = Instant::now();
+    let result = read();
+    stats.add_busy(start);
+    result
 }
 
 /// Checks that `[offset, offset + len)` lies inside a file of `file_len` bytes.

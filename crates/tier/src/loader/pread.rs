@@ -8,9 +8,8 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
-use super::{check_range, LoaderStats, StatsCounter, StorageLoader};
+use super::{read_in_file, LoaderStats, StatsCounter, StorageLoader};
 use crate::cgroup::format_bytes;
 use crate::error::TierError;
 
@@ -61,12 +60,7 @@ impl StorageLoader for PreadLoader {
         len: u64,
         sink: &mut dyn FnMut(u64, &[u8]),
     ) -> io::Result<()> {
-        check_range(offset, len, self.len)?;
-        if len == 0 {
-            return Ok(());
-        }
-        let start = Instant::now();
-        let result = (|| {
+        read_in_file(self.len, &self.stats, offset, len, || {
             let mut buf = vec![0u8; self.chunk.min(len as usize)];
             let mut done = 0u64;
             while done < len {
@@ -91,9 +85,7 @@ impl StorageLoader for PreadLoader {
                 done += n as u64;
             }
             Ok(())
-        })();
-        self.stats.add_busy(start);
-        result
+        })
     }
 
     fn file_len(&self) -> u64 {

@@ -26,7 +26,7 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{LoaderStats, StorageLoader};
+use super::{elapsed_ns, LoaderStats, StorageLoader};
 
 /// A loader that emulates a slower device: `latency` more per read request and at most
 /// `bandwidth` bytes per second over all threads.
@@ -102,8 +102,7 @@ impl<L: StorageLoader> StorageLoader for Throttled<L> {
             }
         }
         wait_until(deadline);
-        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.busy_ns.fetch_add(ns, Ordering::Relaxed);
+        self.busy_ns.fetch_add(elapsed_ns(start), Ordering::Relaxed);
         result
     }
 

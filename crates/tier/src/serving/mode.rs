@@ -52,7 +52,8 @@ impl fmt::Display for ServingMode {
 impl FromStr for ServingMode {
     type Err = String;
 
-    /// `base`, `base-prefetch` (lookahead 16, the seeds' best), `hybrid`, `hybrid-prefetch`.
+    /// `base`, `base-prefetch` (lookahead 16, the original study's best), `hybrid`,
+    /// `hybrid-prefetch`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "base" => Ok(ServingMode::Base),

@@ -37,7 +37,8 @@ pub struct ServeConfig {
     pub threads: usize,
     /// What each query asks for.
     pub search: SearchOptions,
-    /// Bytes per read when `base-prefetch` warms the page cache (the seeds' small buffer).
+    /// Bytes per read when `base-prefetch` warms the page cache (the original study's small
+    /// buffer).
     pub warm_read: usize,
     /// An emulated slow device under `base-prefetch`'s reads (the cache modes' loaders carry
     /// their own).
@@ -80,7 +81,7 @@ pub struct ServeReport {
     pub wall_s: f64,
     /// Term reads served from the tier.
     pub cache_hits: u64,
-    /// Term reads that had to come from storage (the seeds' misses).
+    /// Term reads that had to come from storage (the original study's misses).
     pub cache_misses: u64,
     /// Of those, the reads a query thread made from storage itself (in `hybrid-prefetch`, a
     /// term evicted or bypassed before its query read it).

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use commands::bench::BenchCommand;
-use commands::{experiment, workload};
+use commands::{experiment, serve, workload};
 
 /// apcache-bench: benchmarks, experiments and workloads for apcache, with peers measured in
 /// the same run.
@@ -24,7 +24,10 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     #[command(flatten)]
-    Bench(BenchCommand),
+    Bench(Box<BenchCommand>),
+    /// The `apcache serve` binary over HTTP: QPS and latency per concurrency against
+    /// serve-stdin, overload, memory, agreement with the library, shutdown.
+    Serve(Box<serve::ServeArgs>),
     /// Write a query workload: terms of one document-frequency class of an index.
     Workload(workload::WorkloadArgs),
     /// The original study's experiments, each as one command that writes tables and figures.
@@ -39,7 +42,8 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let result = match Cli::parse().command {
-        Command::Bench(bench) => commands::bench::run(bench),
+        Command::Bench(bench) => commands::bench::run(*bench),
+        Command::Serve(args) => serve::run(*args),
         Command::Workload(args) => workload::run(args),
         Command::Experiment(experiment) => experiment::run(experiment),
     };

@@ -118,9 +118,9 @@ pub struct PeersArgs {
     /// Input documents. Default: the bundled sample.
     #[arg(long = "input", short = 'i')]
     inputs: Vec<PathBuf>,
-    /// Read at most this many documents.
-    #[arg(long, default_value_t = usize::MAX)]
-    docs: usize,
+    /// Read at most this many documents (default: all).
+    #[arg(long)]
+    docs: Option<usize>,
     /// Queries per luceneutil class (HighTerm, MedTerm, LowTerm, AndHigh*, OrHigh*).
     #[arg(long, default_value_t = 20)]
     per_class: usize,
@@ -161,9 +161,9 @@ pub struct IndexBenchArgs {
     /// Input documents. Default: the bundled sample.
     #[arg(long = "input", short = 'i')]
     inputs: Vec<PathBuf>,
-    /// Read at most this many documents.
-    #[arg(long, default_value_t = usize::MAX)]
-    docs: usize,
+    /// Read at most this many documents (default: all).
+    #[arg(long)]
+    docs: Option<usize>,
     /// Indexing threads of both engines.
     #[arg(long, default_value_t = 2)]
     threads: usize,
@@ -348,7 +348,7 @@ fn peers(args: PeersArgs) -> anyhow::Result<()> {
     } else {
         args.inputs
     };
-    let documents = load_documents(&inputs, args.docs)?;
+    let documents = load_documents(&inputs, args.docs.unwrap_or(usize::MAX))?;
     let shared = shared_dir().context("../shared/queries not found")?;
     let specs = luceneutil_tasks(
         &shared.join("queries/luceneutil/wikimedium.10M.tasks"),
@@ -419,7 +419,7 @@ fn index(args: IndexBenchArgs) -> anyhow::Result<()> {
     } else {
         args.inputs
     };
-    let documents = load_documents(&inputs, args.docs)?;
+    let documents = load_documents(&inputs, args.docs.unwrap_or(usize::MAX))?;
     let temporary;
     let scratch = match args.scratch {
         Some(dir) => dir,

@@ -1,5 +1,5 @@
-//! `apcache-bench experiment`: the original study's experiments, each as one command that writes its tables and
-//! figures.
+//! `apcache-bench experiment`: the original study's experiments, each as one command that writes
+//! its tables and figures.
 
 use std::path::PathBuf;
 
@@ -10,8 +10,8 @@ use clap::{Args, Subcommand};
 /// The experiments.
 #[derive(Debug, Subcommand)]
 pub enum ExperimentCommand {
-    /// Index size and query speed of every codec (the seeds' compression study): size
-    /// breakdown, QPS and p99 of single-term and AND workloads per frequency class, in DRAM
+    /// Index size and query speed of every codec (the original study's compression measurements):
+    /// size breakdown, QPS and p99 of single-term and AND workloads per frequency class, in DRAM
     /// and in a second placement.
     Codecs(CodecsArgs),
     /// APCache's study: QPS, p99 and miss rate against cache size for the four serving
@@ -107,9 +107,9 @@ pub struct CodecsArgs {
     /// Input documents (`title<TAB>body` lines, optionally .xz). Default: the bundled sample.
     #[arg(long = "input", short = 'i')]
     inputs: Vec<PathBuf>,
-    /// Read at most this many documents.
-    #[arg(long, default_value_t = usize::MAX)]
-    docs: usize,
+    /// Read at most this many documents (default: all).
+    #[arg(long)]
+    docs: Option<usize>,
     /// Directory for the DRAM placement (a tmpfs mount).
     #[arg(long, default_value = "/dev/shm")]
     dram_dir: PathBuf,
@@ -117,7 +117,7 @@ pub struct CodecsArgs {
     /// only.
     #[arg(long)]
     tier_dir: Option<PathBuf>,
-    /// Codecs to compare (registry names); default: the seeds' seven configurations.
+    /// Codecs to compare (registry names); default: the original study's seven configurations.
     #[arg(long, value_delimiter = ',')]
     codecs: Vec<String>,
     /// Queries per workload.
@@ -255,7 +255,7 @@ fn codecs(args: CodecsArgs) -> anyhow::Result<()> {
     } else {
         args.inputs
     };
-    let documents = apcache_cli::options::load_documents(&inputs, args.docs)?;
+    let documents = apcache_cli::options::load_documents(&inputs, args.docs.unwrap_or(usize::MAX))?;
     let mut placements = vec![Placement {
         label: "dram".into(),
         note: describe(&args.dram_dir),

@@ -2,4 +2,5 @@
 
 pub mod bench;
 pub mod experiment;
+pub mod serve;
 pub mod workload;

@@ -1,5 +1,5 @@
 //! `apcache-bench workload`: a query file of single terms or term pairs from one document-frequency
-//! class of an index, with the seeds' repetition probability (see
+//! class of an index, with the original study's repetition probability (see
 //! [`apcache_bench::workload`]).
 
 use std::path::PathBuf;
@@ -48,7 +48,7 @@ pub struct WorkloadArgs {
     #[arg(long, value_enum)]
     class: ClassArg,
     /// Repetition probability: the chance that a query repeats one of the last 100 terms
-    /// instead of taking the next one (the seeds used 0, 0.25 and 0.5).
+    /// instead of taking the next one (the original study used 0, 0.25 and 0.5).
     #[arg(long, default_value_t = 0.25)]
     rp: f64,
     /// Queries to write.
