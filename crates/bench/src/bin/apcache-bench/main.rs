@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     #[command(flatten)]
-    Bench(Box<BenchCommand>),
+    Bench(BenchCommand),
     /// The `apcache serve` binary over HTTP: QPS and latency per concurrency against
     /// serve-stdin, overload, memory, agreement with the library, shutdown.
     Serve(Box<serve::ServeArgs>),
@@ -32,7 +32,7 @@ enum Command {
     Workload(workload::WorkloadArgs),
     /// The original study's experiments, each as one command that writes tables and figures.
     #[command(subcommand)]
-    Experiment(experiment::ExperimentCommand),
+    Experiment(Box<experiment::ExperimentCommand>),
 }
 
 fn main() -> ExitCode {
@@ -42,10 +42,10 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let result = match Cli::parse().command {
-        Command::Bench(bench) => commands::bench::run(*bench),
+        Command::Bench(bench) => commands::bench::run(bench),
         Command::Serve(args) => serve::run(*args),
         Command::Workload(args) => workload::run(args),
-        Command::Experiment(experiment) => experiment::run(experiment),
+        Command::Experiment(experiment) => experiment::run(*experiment),
     };
     apcache_cli::report_exit(result)
 }
