@@ -165,20 +165,9 @@ pub struct TieredReport {
     pub warnings: Vec<String>,
 }
 
-/// Bytes of the index files queries read.
+/// Bytes of the index files queries read (everything but the document store).
 pub fn search_bytes(dir: &Path) -> Result<u64, IndexError> {
-    use apcache_index::format::FileKind;
-    let manifest = apcache_index::Manifest::load(dir)?;
-    Ok([
-        FileKind::Postings,
-        FileKind::Skip,
-        FileKind::Dictionary,
-        FileKind::TermInfos,
-        FileKind::Norms,
-    ]
-    .iter()
-    .map(|&k| manifest.file_bytes(k))
-    .sum())
+    Ok(apcache_index::Manifest::load(dir)?.search_bytes())
 }
 
 fn repetition(number: usize, report: &ServeReport) -> TieredRepetition {

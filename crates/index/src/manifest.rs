@@ -55,6 +55,21 @@ impl Manifest {
             .sum()
     }
 
+    /// Bytes of the files queries read: postings, skip entries, dictionary, term infos and
+    /// norms (everything but the document store).
+    pub fn search_bytes(&self) -> u64 {
+        [
+            FileKind::Postings,
+            FileKind::Skip,
+            FileKind::Dictionary,
+            FileKind::TermInfos,
+            FileKind::Norms,
+        ]
+        .into_iter()
+        .map(|kind| self.file_bytes(kind))
+        .sum()
+    }
+
     /// Reads and verifies the manifest of `dir`.
     pub fn load(dir: &Path) -> Result<Manifest, IndexError> {
         let path = dir.join(MANIFEST);

@@ -32,16 +32,7 @@ impl ServedIndex {
         let analyzer = reader.analyzer();
         let docs = reader.doc_count();
         let manifest = apcache_index::Manifest::load(&service.stack().dir)?;
-        let search_bytes = [
-            FileKind::Postings,
-            FileKind::Skip,
-            FileKind::Dictionary,
-            FileKind::TermInfos,
-            FileKind::Norms,
-        ]
-        .iter()
-        .map(|&k| manifest.file_bytes(k))
-        .sum();
+        let search_bytes = manifest.search_bytes();
         let store_bytes = manifest.file_bytes(FileKind::Store);
         Ok(ServedIndex {
             name,
@@ -59,6 +50,16 @@ impl ServedIndex {
             Some((segment, local)) => segment.stored(local).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// The stored fields of the document with external id `id` (its number in input order),
+    /// or `None` when there is none; a damaged store is an internal error.
+    pub fn document_by_id(&self, id: &str) -> Result<Option<StoredDocument>, crate::ApiError> {
+        let Ok(doc) = id.parse::<u32>() else {
+            return Ok(None);
+        };
+        self.document(doc)
+            .map_err(|e| crate::ApiError::new(crate::ErrorKind::Internal, e.to_string()))
     }
 
     /// The serving mode's name.

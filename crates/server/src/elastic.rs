@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 use crate::api_error::{ApiError, ErrorKind};
 use crate::app::{body_bytes, json_body, Shared};
 use crate::catalog::ServedIndex;
-use crate::native::{bool_param, count_param, default_operator, doc_id};
+use crate::native::{bool_param, count_param, default_operator};
 use crate::search::{self, SearchParams};
 
 /// The Elasticsearch version whose API this subset follows (clients check the major).
@@ -179,35 +179,9 @@ impl SourceFields {
 /// A `match` query's text, as query-language text with every word's syntax escaped, so that
 /// `c++ -java` searches for those words rather than excluding `java`.
 fn escape_words(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if matches!(
-            c,
-            '+' | '-'
-                | '!'
-                | '('
-                | ')'
-                | ':'
-                | '^'
-                | '['
-                | ']'
-                | '"'
-                | '{'
-                | '}'
-                | '~'
-                | '*'
-                | '?'
-                | '\\'
-                | '/'
-                | '&'
-                | '|'
-        ) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
     // A lone operator word would still be an operator: lowercase it.
-    out.split(' ')
+    apcache_index::query::escape(text)
+        .split(' ')
         .map(|w| match w {
             "AND" | "OR" | "NOT" => w.to_lowercase(),
             _ => w.to_string(),
@@ -453,20 +427,10 @@ pub async fn document(
     State(state): State<Shared>,
     Path((name, id)): Path<(String, String)>,
 ) -> Response {
-    let answer = (|| {
+    let answer = (|| -> Result<Response, ApiError> {
         let index = index(&state, &name)?;
-        let missing = || {
-            (
-                axum::http::StatusCode::NOT_FOUND,
-                Json(json!({"_index": name, "_id": id, "found": false})),
-            )
-                .into_response()
-        };
-        let Ok(doc) = doc_id(&id) else {
-            return Ok(missing());
-        };
-        match index.document(doc) {
-            Ok(Some(stored)) => Ok(Json(json!({
+        match index.document_by_id(&id)? {
+            Some(stored) => Ok(Json(json!({
                 "_index": name,
                 "_id": id,
                 "_version": 1,
@@ -476,8 +440,11 @@ pub async fn document(
                 "_source": {"title": stored.title, "body": stored.body},
             }))
             .into_response()),
-            Ok(None) => Ok(missing()),
-            Err(e) => Err(ApiError::new(ErrorKind::Internal, e.to_string())),
+            None => Ok((
+                axum::http::StatusCode::NOT_FOUND,
+                Json(json!({"_index": name, "_id": id, "found": false})),
+            )
+                .into_response()),
         }
     })();
     answer.unwrap_or_else(IntoResponse::into_response)

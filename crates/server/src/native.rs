@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 use crate::api_error::{ApiError, ErrorKind};
 use crate::app::{body_bytes, json_body, Shared};
 use crate::catalog::ServedIndex;
-use crate::search::{self, snippet, SearchParams};
+use crate::search::{self, SearchParams};
+use apcache_index::segment::snippet;
 
 /// Characters of body text in a hit's snippet.
 const SNIPPET_CHARS: usize = 200;
@@ -203,33 +204,21 @@ async fn respond(
     Ok(Json(body).into_response())
 }
 
-/// Parses a document id of the path.
-pub fn doc_id(id: &str) -> Result<u32, ApiError> {
-    id.parse::<u32>()
-        .map_err(|_| ApiError::new(ErrorKind::NotFound, format!("no document with id {id:?}")))
-}
-
 /// `GET /indexes/{name}/docs/{id}`.
 pub async fn document(
     State(state): State<Shared>,
     Path((name, id)): Path<(String, String)>,
 ) -> Response {
     let answer = (|| {
-        let index = index(&state, &name)?;
-        let doc = doc_id(&id)?;
-        match index.document(doc) {
-            Ok(Some(stored)) => Ok(Json(json!({
-                "id": id,
-                "title": stored.title,
-                "body": stored.body,
-            }))
-            .into_response()),
-            Ok(None) => Err(ApiError::new(
+        let stored = index(&state, &name)?.document_by_id(&id)?.ok_or_else(|| {
+            ApiError::new(
                 ErrorKind::NotFound,
                 format!("no document with id {id:?} in [{name}]"),
-            )),
-            Err(e) => Err(ApiError::new(ErrorKind::Internal, e.to_string())),
-        }
+            )
+        })?;
+        Ok::<_, ApiError>(
+            Json(json!({"id": id, "title": stored.title, "body": stored.body})).into_response(),
+        )
     })();
     answer.unwrap_or_else(IntoResponse::into_response)
 }

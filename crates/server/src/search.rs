@@ -272,29 +272,10 @@ fn live_error(e: LiveError) -> ApiError {
     ApiError::new(kind, e.to_string())
 }
 
-/// A snippet of `body`: its first `max` characters, cut at a word boundary.
-pub fn snippet(body: &str, max: usize) -> String {
-    let text: String = body.chars().take(max).collect();
-    if text.len() == body.len() {
-        return text;
-    }
-    match text.rfind(' ') {
-        Some(cut) if cut > max / 2 => format!("{}…", &text[..cut]),
-        _ => format!("{text}…"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use apcache_index::query::parse_query;
-
-    #[test]
-    fn snippets_cut_at_a_word() {
-        assert_eq!(snippet("short", 10), "short");
-        assert_eq!(snippet("one two three four", 10), "one two…");
-        assert_eq!(snippet("ééééééééééé", 4), "éééé…");
-    }
 
     #[test]
     fn depth_counts_groups() {

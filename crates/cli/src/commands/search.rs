@@ -8,6 +8,7 @@ use anyhow::Context;
 use apcache_cli::options::{QueryArgs, ServingArgs};
 use apcache_index::query::{parse_query_with_notes, Query};
 use apcache_index::search::{IndexReader, SearchOptions, SearchResult, Searcher};
+use apcache_index::segment::snippet;
 use apcache_tier::serving::{LiveConfig, LiveRequest, LiveService};
 use apcache_tier::stack::ServingStack;
 use clap::Args;
@@ -36,18 +37,6 @@ pub struct SearchArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
-}
-
-/// A short snippet of `body`: its first `max` characters, cut at a word boundary.
-pub fn snippet(body: &str, max: usize) -> String {
-    let text: String = body.chars().take(max).collect();
-    if text.len() == body.len() {
-        return text;
-    }
-    match text.rfind(' ') {
-        Some(cut) if cut > max / 2 => format!("{}…", &text[..cut]),
-        _ => format!("{text}…"),
-    }
 }
 
 /// A hit as shown: the document's id (its place in input order), score, title and snippet.

@@ -41,4 +41,4 @@ mod tests;
 pub use ast::{BoolQuery, Query};
 pub use error::QueryError;
 pub use note::QueryNote;
-pub use parser::{parse_query, parse_query_with_notes, DefaultOperator, MAX_NESTING};
+pub use parser::{escape, parse_query, parse_query_with_notes, DefaultOperator, MAX_NESTING};

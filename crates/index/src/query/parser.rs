@@ -124,6 +124,25 @@ pub(super) fn is_whitespace(character: char) -> bool {
     matches!(character, ' ' | '\t' | '\n' | '\r' | '\u{3000}')
 }
 
+/// `text` with every character that has a meaning in the query syntax escaped with a
+/// backslash (Lucene's `QueryParser.escape`), so that it parses as plain words. The operator
+/// words `AND`, `OR` and `NOT` are left as they are: a caller that wants them as words lowercases
+/// them (the analyzer lowercases anyway).
+///
+/// ```
+/// assert_eq!(apcache_index::query::escape("c++ (x)"), "c\\+\\+ \\(x\\)");
+/// ```
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_special(c) || matches!(c, '&' | '|') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Characters that end a word (unless escaped). `-` and `+` are among them only at the start
 /// of a word: inside one (`wi-fi`) they are part of it.
 pub(super) fn is_special(character: char) -> bool {

@@ -22,6 +22,19 @@ pub struct StoredDocument {
     pub body: String,
 }
 
+/// The start of `text` for a result list: its first `max_chars` characters, cut back to the
+/// last space when that keeps more than half of them, with an ellipsis when anything was cut.
+pub fn snippet(text: &str, max_chars: usize) -> String {
+    let cut: String = text.chars().take(max_chars).collect();
+    if cut.len() == text.len() {
+        return cut;
+    }
+    match cut.rfind(' ') {
+        Some(space) if space > max_chars / 2 => format!("{}…", &cut[..space]),
+        _ => format!("{cut}…"),
+    }
+}
+
 fn write_vbyte(mut v: u64, out: &mut Vec<u8>) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
@@ -260,5 +273,18 @@ impl<'a> StoreReader<'a> {
             title: text(title)?,
             body: text(body)?,
         })
+    }
+}
+
+#[cfg(test)]
+mod snippet_tests {
+    use super::snippet;
+
+    #[test]
+    fn snippets_cut_at_a_word_and_never_inside_a_character() {
+        assert_eq!(snippet("short", 10), "short");
+        assert_eq!(snippet("one two three four", 10), "one two…");
+        assert_eq!(snippet("ééééééééééé", 4), "éééé…");
+        assert_eq!(snippet("", 4), "");
     }
 }
