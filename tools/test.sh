@@ -33,4 +33,4 @@ fi
 
 cargo test --workspace
 cargo build --release -p apcache-cli
-APCACHE_BIN="$PWD/target/release/apcache" bash crates/server/tests/python/run.sh
+APCACHE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/apcache" bash crates/server/tests/python/run.sh

@@ -1,7 +1,9 @@
 //! Crash consistency: `apcache index` and `apcache merge` are killed with SIGKILL at many
 //! moments; every time, the index left behind must open, pass `check`, and hold exactly the
-//! documents it claims (each stored title is the input's title for that DID). A merge that is
-//! killed must lose no document.
+//! documents it claims (each stored title is the input's title for that DID). A build into an
+//! empty directory that is killed leaves what it committed, marked incomplete; a forced rebuild
+//! that is killed leaves the old index exactly as it was, or the complete new one. A merge that
+//! is killed must lose no document.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -47,8 +49,8 @@ fn kill_after(mut command: Command, delay: Duration) -> bool {
     true
 }
 
-/// The index in `dir` is sound; returns its document count (None when no commit happened).
-fn assert_sound(dir: &Path, titles: &[String], context: &str) -> Option<u64> {
+/// The index in `dir` is sound; returns its manifest (None when no commit happened).
+fn assert_sound(dir: &Path, titles: &[String], context: &str) -> Option<Manifest> {
     let manifest = match Manifest::load(dir) {
         Ok(manifest) => manifest,
         Err(IndexError::NoIndex(_)) => return None,
@@ -63,7 +65,12 @@ fn assert_sound(dir: &Path, titles: &[String], context: &str) -> Option<u64> {
             assert_eq!(stored.title, titles[did as usize], "{context}: DID {did}");
         }
     }
-    Some(manifest.documents())
+    Some(manifest)
+}
+
+/// The document count of the sound index in `dir` (None when no commit happened).
+fn sound_documents(dir: &Path, titles: &[String], context: &str) -> Option<u64> {
+    assert_sound(dir, titles, context).map(|m| m.documents())
 }
 
 /// A deterministic spread of delays (no clock-seeded randomness: a failure must reproduce).
@@ -90,19 +97,30 @@ fn duration_of(mut command: Command) -> Duration {
     started.elapsed()
 }
 
-fn index_args(out: &str) -> Vec<String> {
-    let sample = sample().to_str().unwrap().to_string();
-    [
-        sample.as_str(),
+/// `apcache index INPUT -o OUT` with a budget that makes many segments, and `extra`.
+fn index_command(input: &Path, out: &Path, extra: &[&str]) -> Command {
+    let mut args = vec![
+        "index",
+        input.to_str().unwrap(),
         "-o",
-        out,
+        out.to_str().unwrap(),
         "--memory-budget-mib",
         "1",
-        "--force",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+    ];
+    args.extend(extra);
+    apcache(&args)
+}
+
+/// Runs `apcache args` and returns its standard output and whether it succeeded.
+fn output_of(args: &[&str]) -> (String, bool) {
+    let output = Command::new(env!("CARGO_BIN_EXE_apcache"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(output.stdout).unwrap(),
+        output.status.success(),
+    )
 }
 
 #[test]
@@ -111,27 +129,41 @@ fn killing_index_leaves_the_last_commit_readable_and_correct() {
     let work = tempfile::tempdir().unwrap();
     let dir = work.path().join("index");
     let out = dir.to_str().unwrap();
-    let args = index_args(out);
-    let mut full: Vec<&str> = vec!["index"];
-    full.extend(args.iter().map(String::as_str));
-    let whole = duration_of(apcache(&full));
-    assert_eq!(
-        assert_sound(&dir, &titles, "complete build"),
-        Some(titles.len() as u64)
-    );
+    let whole = duration_of(index_command(&sample(), &dir, &[]));
+    let complete = assert_sound(&dir, &titles, "complete build").unwrap();
+    assert_eq!(complete.documents(), titles.len() as u64);
+    assert!(complete.build.is_none(), "a complete build is not marked");
 
     let mut killed = 0;
     let mut partial = 0;
     for (i, delay) in delays(16, whole.as_millis() as u64 + 1).enumerate() {
-        if kill_after(apcache(&full), delay) {
+        // A build into a directory without an index, over whatever the last run left.
+        let _ = std::fs::remove_file(dir.join("MANIFEST"));
+        if kill_after(index_command(&sample(), &dir, &[]), delay) {
             killed += 1;
         }
         let context = format!("index killed after {delay:?} (run {i})");
-        if let Some(docs) = assert_sound(&dir, &titles, &context) {
-            if docs < titles.len() as u64 {
-                partial += 1;
-            }
+        let Some(manifest) = assert_sound(&dir, &titles, &context) else {
+            continue;
+        };
+        let docs = manifest.documents();
+        if manifest.build.is_none() {
+            assert_eq!(docs, titles.len() as u64, "{context}: complete");
+            continue;
         }
+        partial += 1;
+        // An interrupted build's index says so, in `stats` and in `check` (which passes
+        // unless --strict).
+        let note = format!("incomplete: an interrupted build left {docs} documents");
+        let (stats, ok) = output_of(&["stats", out]);
+        assert!(ok && stats.starts_with(&note), "{context}: {stats}");
+        let (check, ok) = output_of(&["check", out]);
+        assert!(ok, "{context}: {check}");
+        assert!(
+            check.contains(&format!("warning: MANIFEST: {note}")),
+            "{context}: {check}"
+        );
+        assert!(!output_of(&["check", "--strict", out]).1, "{context}");
     }
     assert!(
         killed >= 8,
@@ -139,10 +171,82 @@ fn killing_index_leaves_the_last_commit_readable_and_correct() {
     );
     assert!(partial >= 1, "no kill landed between two commits");
     // A build after a crash starts cleanly over whatever the crash left.
-    assert!(apcache(&full).status().unwrap().success());
+    assert!(index_command(&sample(), &dir, &["--force"])
+        .status()
+        .unwrap()
+        .success());
+    let rebuilt = assert_sound(&dir, &titles, "rebuild").unwrap();
+    assert_eq!(rebuilt.documents(), titles.len() as u64);
+    assert!(rebuilt.build.is_none());
+}
+
+#[test]
+fn killing_a_forced_rebuild_leaves_the_old_index_or_the_new_one() {
+    let titles = titles();
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("index");
+    // The old index: the sample's first 500 documents, several segments.
+    let old_input = work.path().join("old.tsv");
+    let text = std::fs::read_to_string(sample()).unwrap();
+    let head: String = text.lines().take(500).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&old_input, head).unwrap();
+    let build_old = || {
+        let mut command = index_command(&old_input, &dir, &["--force", "--no-merge"]);
+        assert!(command.status().unwrap().success());
+        assert_eq!(sound_documents(&dir, &titles, "old index"), Some(500));
+        std::fs::read(dir.join("MANIFEST")).unwrap()
+    };
+    let rebuild = || index_command(&sample(), &dir, &["--force"]);
+    build_old();
+    let whole = duration_of(rebuild());
     assert_eq!(
-        assert_sound(&dir, &titles, "rebuild"),
+        sound_documents(&dir, &titles, "complete rebuild"),
         Some(titles.len() as u64)
+    );
+    let mut old_manifest = build_old();
+
+    let (mut killed, mut old_kept, mut new_complete) = (0, 0, 0);
+    for (i, delay) in delays(16, whole.as_millis() as u64 + 1).enumerate() {
+        if kill_after(rebuild(), delay) {
+            killed += 1;
+        }
+        let context = format!("rebuild killed after {delay:?} (run {i})");
+        let manifest = assert_sound(&dir, &titles, &context)
+            .unwrap_or_else(|| panic!("{context}: no index left"));
+        assert!(manifest.build.is_none(), "{context}: an incomplete index");
+        if std::fs::read(dir.join("MANIFEST")).unwrap() == old_manifest {
+            // The old index, exactly: the same manifest, and `check` found every file it
+            // names with the length and checksum it records.
+            old_kept += 1;
+        } else {
+            assert_eq!(
+                manifest.documents(),
+                titles.len() as u64,
+                "{context}: neither the old index nor the new one"
+            );
+            new_complete += 1;
+            old_manifest = build_old();
+        }
+    }
+    assert!(
+        killed >= 8,
+        "only {killed} rebuilds were killed before they ended"
+    );
+    assert!(
+        old_kept >= 4,
+        "only {old_kept} kills landed before the final commit"
+    );
+    eprintln!("{killed} killed: {old_kept} left the old index, {new_complete} the new one");
+    // A rebuild after the crashes replaces the old index and leaves nothing else.
+    assert!(rebuild().status().unwrap().success());
+    assert_eq!(
+        sound_documents(&dir, &titles, "rebuild"),
+        Some(titles.len() as u64)
+    );
+    let files = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(
+        files, 8,
+        "MANIFEST, LOCK and the merged segment's six files"
     );
 }
 
@@ -152,17 +256,15 @@ fn killing_merge_loses_no_document() {
     let work = tempfile::tempdir().unwrap();
     let dir = work.path().join("index");
     let out = dir.to_str().unwrap();
-    let args = index_args(out);
-    let mut build: Vec<&str> = vec!["index", "--no-merge"];
-    build.extend(args.iter().map(String::as_str));
+    let build = || index_command(&sample(), &dir, &["--force", "--no-merge"]);
     let merge = ["merge", out];
     // How long a whole merge takes here; the kills are spread over that time.
-    assert!(apcache(&build).status().unwrap().success());
+    assert!(build().status().unwrap().success());
     let whole = duration_of(apcache(&merge));
 
     let mut killed = 0;
     for (i, delay) in delays(10, whole.as_millis() as u64 + 1).enumerate() {
-        assert!(apcache(&build).status().unwrap().success());
+        assert!(build().status().unwrap().success());
         let segments = Manifest::load(&dir).unwrap().segments.len();
         assert!(segments > 2);
         if kill_after(apcache(&merge), delay) {
@@ -170,7 +272,7 @@ fn killing_merge_loses_no_document() {
         }
         let context = format!("merge killed after {delay:?} (run {i})");
         assert_eq!(
-            assert_sound(&dir, &titles, &context),
+            sound_documents(&dir, &titles, &context),
             Some(titles.len() as u64),
             "{context}"
         );
@@ -178,7 +280,7 @@ fn killing_merge_loses_no_document() {
         assert!(apcache(&merge).status().unwrap().success(), "{context}");
         assert_eq!(Manifest::load(&dir).unwrap().segments.len(), 1);
         assert_eq!(
-            assert_sound(&dir, &titles, &context),
+            sound_documents(&dir, &titles, &context),
             Some(titles.len() as u64)
         );
         let files = std::fs::read_dir(&dir).unwrap().count();

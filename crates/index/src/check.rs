@@ -10,6 +10,11 @@
 //!
 //! Problems are collected, not returned as the first error, so one run names everything that
 //! is wrong; a segment whose files fail their checksums is not walked further.
+//!
+//! Warnings are what leaves the index consistent but deserves attention: an index an
+//! interrupted build left (its manifest says it holds part of its input), and files an
+//! interrupted writer left in the directory (unreferenced `seg_*`, `*.tmp`), which the next
+//! writer removes.
 
 use std::path::Path;
 
@@ -49,10 +54,13 @@ pub struct CheckReport {
     pub postings: u64,
     /// Everything found wrong; empty for a sound index.
     pub problems: Vec<Problem>,
+    /// What is not wrong but deserves attention: an incomplete index (`file` is the
+    /// manifest), each file an interrupted writer left.
+    pub warnings: Vec<Problem>,
 }
 
 impl CheckReport {
-    /// True when nothing is wrong.
+    /// True when nothing is wrong (warnings aside).
     pub fn is_clean(&self) -> bool {
         self.problems.is_empty()
     }
@@ -64,6 +72,10 @@ impl CheckReport {
         });
     }
 }
+
+/// The warning for a file an interrupted writer left.
+const LEFTOVER: &str = "not named by the manifest: left by an interrupted writer (or being \
+                        written by one at work now); the next writer removes it";
 
 /// Checks the index in `dir`. Fails only when there is no index to check; everything wrong
 /// with one is in the report's problems.
@@ -78,6 +90,23 @@ pub fn check_index(dir: &Path) -> Result<CheckReport, IndexError> {
         }
     };
     report.segments = manifest.segments.len();
+    if let Some(note) = manifest.incomplete_note() {
+        report.warnings.push(Problem {
+            file: MANIFEST.to_string(),
+            what: note,
+        });
+    }
+    match manifest.leftovers(dir) {
+        Ok(leftovers) => {
+            for file in leftovers {
+                report.warnings.push(Problem {
+                    file,
+                    what: LEFTOVER.to_string(),
+                });
+            }
+        }
+        Err(e) => report.problem(&dir.display().to_string(), e.to_string()),
+    }
     let mut runs: Vec<([u32; 2], &str)> = Vec::new();
     for segment in &manifest.segments {
         runs.extend(

@@ -2,8 +2,13 @@
 //!
 //! A commit writes `MANIFEST.tmp` (framed, CRC32C), fsyncs it, renames it over `MANIFEST` and
 //! fsyncs the directory, as Lucene's segments_N: a crash at any point leaves either the old or
-//! the new manifest. Segment files that the manifest does not name are ignored by readers and
-//! removed by [`Manifest::remove_unreferenced`] once no writer is at work.
+//! the new manifest. Segment files that the manifest does not name, and temporary files, are
+//! ignored by readers, reported by `check` ([`Manifest::leftovers`]) and removed by
+//! [`Manifest::remove_unreferenced`] once no writer is at work.
+//!
+//! A build into an empty directory commits after every flush, so that a killed build keeps
+//! what it flushed; those commits carry [`Manifest::build`], which says the index holds only
+//! part of its input, and the build's final commit clears it.
 
 use std::path::Path;
 
@@ -28,6 +33,19 @@ pub struct Manifest {
     pub analyzer: AnalyzerConfig,
     /// The committed segments.
     pub segments: Vec<SegmentMeta>,
+    /// Set on the commits of a build before its final one: an index committed with it holds
+    /// only part of its input (the build was interrupted). Absent from a complete index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildProgress>,
+}
+
+/// How far an unfinished build had come when it committed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildProgress {
+    /// The build's input, as it was named (files separated by `, `).
+    pub input: String,
+    /// Documents read from the input by then (the committed segments hold those flushed).
+    pub documents_read: u64,
 }
 
 impl Manifest {
@@ -38,7 +56,19 @@ impl Manifest {
             generation: 0,
             analyzer,
             segments: Vec::new(),
+            build: None,
         }
+    }
+
+    /// What `stats` and `check` say of an index an interrupted build left: `None` for a
+    /// complete index.
+    pub fn incomplete_note(&self) -> Option<String> {
+        self.build.as_ref().map(|_| {
+            format!(
+                "incomplete: an interrupted build left {} documents; re-run apcache index --force",
+                self.documents()
+            )
+        })
     }
 
     /// Documents in all segments.
@@ -103,23 +133,34 @@ impl Manifest {
         crate::segment::sync_dir(dir)
     }
 
-    /// Removes the segment files of `dir` that this manifest does not name (left by a crash, or
-    /// replaced by a merge). Call it only when no segment is being written.
-    pub fn remove_unreferenced(&self, dir: &Path) -> Result<(), IndexError> {
+    /// The names in `dir` that an interrupted writer leaves behind: files named `seg_*` that
+    /// this manifest does not name (flushed or merged segments never committed, or replaced by
+    /// a merge or a rebuild) and temporary files (`*.tmp`, `MANIFEST.tmp` among them), sorted.
+    /// While a writer is at work they include the files it is writing.
+    pub fn leftovers(&self, dir: &Path) -> Result<Vec<String>, IndexError> {
         let live: std::collections::HashSet<&str> = self
             .segments
             .iter()
             .flat_map(|s| s.files.iter().map(|f| f.name.as_str()))
             .collect();
         let entries = std::fs::read_dir(dir).map_err(|e| IndexError::io(dir, e))?;
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            let stale = name.starts_with("seg_") && !live.contains(name)
-                || name.strip_prefix(MANIFEST) == Some(".tmp");
-            if stale {
-                let _ = std::fs::remove_file(entry.path());
-            }
+        let mut leftovers: Vec<String> = entries
+            .flatten()
+            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|entry| entry.file_name().into_string().ok())
+            .filter(|name| {
+                name.starts_with("seg_") && !live.contains(name.as_str()) || name.ends_with(".tmp")
+            })
+            .collect();
+        leftovers.sort();
+        Ok(leftovers)
+    }
+
+    /// Removes [`Manifest::leftovers`] from `dir`. Call it only under the writer lock, when no
+    /// file is being written.
+    pub fn remove_unreferenced(&self, dir: &Path) -> Result<(), IndexError> {
+        for name in self.leftovers(dir)? {
+            let _ = std::fs::remove_file(dir.join(name));
         }
         Ok(())
     }

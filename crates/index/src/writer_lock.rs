@@ -5,6 +5,10 @@
 //! `LOCK` in the index directory (like Lucene's `write.lock`) for as long as it works. The lock
 //! belongs to the open file, so a killed writer releases it with its process and never leaves a
 //! stale lock behind. Readers take no lock: committed files are immutable.
+//!
+//! What a killed writer left (`Manifest::leftovers`: unreferenced `seg_*` files, any `*.tmp`)
+//! is removed by the next writer as soon as it holds the lock: `index` before it builds,
+//! `merge` before it merges.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;

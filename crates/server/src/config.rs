@@ -51,7 +51,7 @@ impl Default for ServerConfig {
         ServerConfig {
             addr: SocketAddr::from(([127, 0, 0, 1], 7700)),
             threads: 2,
-            queue_depth: 256,
+            queue_depth: 16,
             timeout: Duration::from_secs(10),
             limits: QueryLimits::default(),
         }

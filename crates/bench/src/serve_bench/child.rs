@@ -14,8 +14,9 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::http::HttpClient;
-use super::load::{latency_histogram, record, LatencySummary};
+use super::load::record;
 use super::ServeBenchError;
+use crate::latency::{latency_histogram, LatencySummary};
 
 /// Lines of a child's standard error kept for error messages.
 const STDERR_TAIL_LINES: usize = 40;
@@ -216,6 +217,7 @@ pub struct StdinRun {
     /// Round trips per second.
     pub qps: f64,
     /// Round-trip latency.
+    #[serde(flatten)]
     pub latency: LatencySummary,
     /// Answers `UNSUPPORTED` in the measured window.
     pub unsupported: u64,

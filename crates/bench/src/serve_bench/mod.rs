@@ -37,7 +37,7 @@ use apcache_index::IndexError;
 pub use agree::{Agreement, Answer, Mismatch};
 pub use child::{Shutdown, StdinRun};
 pub use http::{encode_component, metric_value};
-pub use load::{ClosedLoopRun, Errors, LatencySummary, MemorySample, OpenLoopRun};
+pub use load::{ClosedLoopRun, Errors, MemorySample, OpenLoopRun};
 pub use report::{Overhead, Overload, PreparedQueries, Scaling, ServeReport, Target};
 
 use crate::query_sets::QuerySpec;
@@ -320,6 +320,14 @@ pub fn run(
             "HTTP closed loop, {}, concurrency {c}",
             config.api.name()
         ));
+        let memory_after = |mut run: ClosedLoopRun| {
+            if config.memory {
+                run.memory_after = load::read_metrics(addr)
+                    .ok()
+                    .map(|text| MemorySample::parse(&text, 0.0));
+            }
+            run
+        };
         let run = load::closed_loop(
             addr,
             &targets,
@@ -328,7 +336,7 @@ pub fn run(
             config.duration,
             config.api.name(),
         );
-        report.runs.push(run);
+        report.runs.push(memory_after(run));
         if c == 1 && config.probes {
             let other = config.api.other();
             progress(&format!(
@@ -342,11 +350,11 @@ pub fn run(
             let probe = |targets: &[String], name: &str| {
                 load::closed_loop(addr, targets, 1, config.warmup, config.duration, name)
             };
-            report.probes.push(probe(&other_targets, other.name()));
+            let run = probe(&other_targets, other.name());
+            report.probes.push(memory_after(run));
             progress("HTTP closed loop, /health, concurrency 1");
-            report
-                .probes
-                .push(probe(&["/health".to_string()], "health"));
+            let run = probe(&["/health".to_string()], "health");
+            report.probes.push(memory_after(run));
         }
     }
 

@@ -8,8 +8,9 @@ use serde::Serialize;
 
 use super::agree::Agreement;
 use super::child::{Shutdown, StdinRun};
-use super::load::{ClosedLoopRun, Errors, LatencySummary, MemorySample, OpenLoopRun};
+use super::load::{ClosedLoopRun, Errors, MemorySample, OpenLoopRun};
 use super::{ServeBenchConfig, OVERHEAD_TARGET_US, OVERLOAD_P99_TARGET, SCALING_TARGET};
+use crate::latency::LatencySummary;
 
 /// The queries given and those sent.
 #[derive(Debug, Clone, Serialize)]
@@ -77,6 +78,10 @@ pub struct Overload {
     pub max_cgroup_peak: Option<u64>,
     /// The highest anonymous RSS sampled (bytes).
     pub max_rss_anon: Option<u64>,
+    /// More than 1% of the requests were sent late or not at all: the load generator, on the
+    /// cores it shares with the server, could not offer the rate, so the latencies from the
+    /// due time measure the generator, not the server's admission.
+    pub generator_limited: bool,
     /// The run.
     pub run: OpenLoopRun,
 }
@@ -103,6 +108,7 @@ impl Overload {
                 .map(|(a, b)| a.saturating_sub(b)),
             max_cgroup_peak: max(|s| s.cgroup_peak),
             max_rss_anon: max(|s| s.process_rss_anon),
+            generator_limited: (run.sent_late + run.not_sent) as f64 > 0.01 * run.offered as f64,
             run,
         }
     }
@@ -264,7 +270,7 @@ impl ServeReport {
             "== 0".into(),
             errors == 0,
         );
-        if let Some(o) = &self.overload {
+        if let Some(o) = self.overload.as_ref().filter(|o| !o.generator_limited) {
             target(
                 format!(
                     "overload: admitted p99 / unloaded p99 at {}",
@@ -368,6 +374,28 @@ impl ServeReport {
                 &errors_text(&r.errors),
             );
         }
+        let after: Vec<String> = self
+            .runs
+            .iter()
+            .chain(&self.probes)
+            .filter_map(|r| {
+                let m = r.memory_after.as_ref()?;
+                Some(format!(
+                    "{} {}: {} / {}",
+                    r.api,
+                    r.concurrency,
+                    opt_mib(m.cgroup_peak),
+                    opt_mib(m.process_rss_anon)
+                ))
+            })
+            .collect();
+        if !after.is_empty() {
+            let _ = writeln!(
+                out,
+                "memory after each run (cgroup peak so far / RSS anon): {}",
+                after.join("; ")
+            );
+        }
         let _ = writeln!(out);
         if let Some(o) = &self.overhead {
             let _ = writeln!(
@@ -432,6 +460,14 @@ impl ServeReport {
                 "  rejections: mean {:.0} µs, p99 {:.0} µs",
                 r.rejected_latency.mean_us, r.rejected_latency.p99_us
             );
+            if o.generator_limited {
+                let _ = writeln!(
+                    out,
+                    "  NOT A VALID OVERLOAD: the load generator could not send {} of the {} requests on time (it shares the cores with the server); the latencies from the due time are its own, and the target is not judged",
+                    r.sent_late + r.not_sent,
+                    r.offered
+                );
+            }
             if !r.memory_samples.is_empty() {
                 let _ = writeln!(
                     out,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use apcache_index::check::check_index;
+use apcache_index::check::{check_index, CheckReport};
 use clap::Args;
 
 /// Options of `apcache check`.
@@ -15,9 +15,15 @@ pub struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Fail on warnings too: an index an interrupted build left (incomplete), files an
+    /// interrupted writer left in the directory. Without it they are printed and the check
+    /// passes, since the index is consistent.
+    #[arg(long)]
+    strict: bool,
 }
 
-/// Runs `apcache check`; fails (non-zero exit) when anything is wrong.
+/// Runs `apcache check`; fails (non-zero exit) when anything is wrong, or with `--strict`
+/// when there is a warning.
 pub fn run(args: CheckArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let report =
@@ -28,6 +34,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<()> {
         for problem in &report.problems {
             println!("{}: {}", problem.file, problem.what);
         }
+        for warning in &report.warnings {
+            println!("warning: {}: {}", warning.file, warning.what);
+        }
         println!(
             "checked {} segments, {} files ({:.1} MB), {} documents, {} terms, {} postings in {:.1} s: {}",
             report.segments,
@@ -37,11 +46,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<()> {
             report.terms,
             report.postings,
             started.elapsed().as_secs_f64(),
-            if report.is_clean() {
-                "no problems".to_string()
-            } else {
-                format!("{} problems", report.problems.len())
-            }
+            verdict(&report)
         );
     }
     if !report.is_clean() {
@@ -51,5 +56,25 @@ pub fn run(args: CheckArgs) -> anyhow::Result<()> {
             report.problems.len()
         );
     }
+    if args.strict && !report.warnings.is_empty() {
+        bail!(
+            "{} has {} warnings (--strict)",
+            args.dir.display(),
+            report.warnings.len()
+        );
+    }
     Ok(())
+}
+
+/// The end of the summary line: problems, and warnings if any.
+fn verdict(report: &CheckReport) -> String {
+    let problems = match report.problems.len() {
+        0 => "no problems".to_string(),
+        n => format!("{n} problems"),
+    };
+    match report.warnings.len() {
+        0 => problems,
+        1 => format!("{problems}, 1 warning"),
+        n => format!("{problems}, {n} warnings"),
+    }
 }

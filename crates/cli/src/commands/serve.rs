@@ -26,9 +26,11 @@ pub struct ServeArgs {
     /// Query threads per index (a fixed pool).
     #[arg(long, default_value_t = default_threads())]
     pub threads: usize,
-    /// Requests per index that may wait for a query thread; past it, 503 with Retry-After.
-    #[arg(long, default_value_t = 256)]
-    pub queue_depth: usize,
+    /// Requests per index that may wait for a query thread; past it, 503 with Retry-After
+    /// [default: 8 per query thread]. A short queue keeps admitted requests' latency near
+    /// the unloaded one under overload: the excess is refused at once instead of waiting.
+    #[arg(long)]
+    pub queue_depth: Option<usize>,
     /// A request's deadline in milliseconds; past it, 504 and the query is cancelled.
     #[arg(long, default_value_t = 10_000)]
     pub timeout: u64,
@@ -43,6 +45,14 @@ pub struct ServeArgs {
     pub max_body_bytes: usize,
     #[command(flatten)]
     pub serving: ServingArgs,
+}
+
+/// Waiting requests allowed per query thread when `--queue-depth` is not given.
+const QUEUE_PER_THREAD: usize = 8;
+
+fn queue_depth(args: &ServeArgs) -> usize {
+    args.queue_depth
+        .unwrap_or(args.threads.saturating_mul(QUEUE_PER_THREAD))
 }
 
 fn default_threads() -> usize {
@@ -87,7 +97,7 @@ pub fn open_catalog(args: &ServeArgs) -> anyhow::Result<Catalog> {
             Arc::new(stack),
             LiveConfig {
                 threads: args.threads,
-                queue_depth: args.queue_depth,
+                queue_depth: queue_depth(args),
             },
         )?;
         let index = ServedIndex::new(name.clone(), service)?;
@@ -106,13 +116,13 @@ pub fn open_catalog(args: &ServeArgs) -> anyhow::Result<Catalog> {
 
 /// The server configuration of `args`.
 pub fn server_config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
-    if args.threads == 0 || args.queue_depth == 0 {
+    if args.threads == 0 || queue_depth(args) == 0 {
         bail!("--threads and --queue-depth must be at least 1");
     }
     Ok(ServerConfig {
         addr: args.addr,
         threads: args.threads,
-        queue_depth: args.queue_depth,
+        queue_depth: queue_depth(args),
         timeout: Duration::from_millis(args.timeout.max(1)),
         limits: QueryLimits {
             max_results: args.max_results,

@@ -39,6 +39,8 @@ pub fn run(args: StatsArgs) -> anyhow::Result<()> {
 /// The counts and sizes `apcache stats` reports, summed over the segments.
 #[derive(Debug, Clone, PartialEq)]
 struct Stats {
+    /// What to say of an index an interrupted build left; `None` for a complete one.
+    incomplete: Option<String>,
     documents: u64,
     segments: usize,
     terms: u64,
@@ -62,6 +64,7 @@ impl Stats {
             }
         }
         Stats {
+            incomplete: manifest.incomplete_note(),
             documents: manifest.documents(),
             segments: manifest.segments.len(),
             terms: manifest.segments.iter().map(|s| s.terms).sum(),
@@ -112,6 +115,8 @@ impl Stats {
             bytes.insert(kind.extension().to_owned(), json!(kind_bytes));
         }
         json!({
+            "complete": self.incomplete.is_none(),
+            "incomplete": self.incomplete,
             "documents": self.documents,
             "segments": self.segments,
             "terms": self.terms,
@@ -136,6 +141,9 @@ impl Stats {
             codecs => codecs.join(", "),
         };
         let mut out = String::new();
+        if let Some(note) = &self.incomplete {
+            let _ = writeln!(out, "{note}\n");
+        }
         let mut line = |key: &str, value: &str| {
             let _ = writeln!(out, "{key:<18}{value}");
         };
@@ -233,6 +241,7 @@ mod tests {
 
     fn stats() -> Stats {
         Stats {
+            incomplete: None,
             documents: 1000,
             segments: 2,
             terms: 5000,
@@ -293,8 +302,25 @@ store bytes       730.5 KiB (748000 bytes)
     }
 
     #[test]
+    fn an_incomplete_index_says_so_first() {
+        let note =
+            "incomplete: an interrupted build left 1000 documents; re-run apcache index --force";
+        let incomplete = Stats {
+            incomplete: Some(note.into()),
+            ..stats()
+        };
+        let text = incomplete.text();
+        assert!(text.starts_with(&format!("{note}\n\ndocuments ")), "{text}");
+        assert!(!stats().text().contains("incomplete"));
+        assert_eq!(incomplete.json()["complete"], false);
+        assert_eq!(incomplete.json()["incomplete"], note);
+        assert_eq!(stats().json()["complete"], true);
+    }
+
+    #[test]
     fn an_empty_index_divides_by_nothing() {
         let empty = Stats {
+            incomplete: None,
             documents: 0,
             segments: 0,
             terms: 0,

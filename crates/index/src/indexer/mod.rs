@@ -1,7 +1,19 @@
 //! Building an index: documents are read in batches on the calling thread and inverted by
 //! several indexing threads, each with its own [`PostingTable`]; a table that outgrows its share
-//! of the memory budget is flushed to a segment, and every flush is committed. At the end the
-//! segments are merged into one (unless told not to), and that too is committed.
+//! of the memory budget is flushed to a segment. At the end the segments are merged into one
+//! (unless told not to), and the final commit names the result.
+//!
+//! How flushes are committed depends on what the directory holds:
+//! - nothing: every flush is committed, so a killed build keeps what it flushed; those commits
+//!   carry [`Manifest::build`], which marks the index incomplete until the final commit.
+//! - an index, replaced (`force`): nothing is committed before the final commit. The new
+//!   segments are written beside the old ones under new names (numbered after them) and listed
+//!   only in memory, so the old index stays whole and searchable, its MANIFEST and files
+//!   untouched, until the final commit replaces the MANIFEST; its files are removed after.
+//!   A killed rebuild leaves the old index as it was, and new files that the next writer
+//!   removes.
+//!
+//! An input without documents commits nothing and is an error.
 //!
 //! Three placements are flags, recorded in the report: where the tables' block arenas live
 //! ([`ArenaPlacement`]), where flushed segments are written (`flush_dir`, e.g. a fast scratch
@@ -25,8 +37,8 @@ use serde::Serialize;
 
 use crate::analyzer::{Analyzer, AnalyzerConfig};
 use crate::ingest::{Document, DocumentReader, Input, ReaderOptions};
-use crate::manifest::{Manifest, MANIFEST};
-use crate::merge::{merge_all, MergeReport};
+use crate::manifest::{BuildProgress, Manifest, MANIFEST};
+use crate::merge::{merge_all, next_segment_number, MergeReport};
 use crate::writer_lock::WriterLock;
 use crate::IndexError;
 
@@ -151,7 +163,12 @@ struct Shared<'a> {
     flush_dir: Option<PathBuf>,
     options: &'a IndexOptions,
     analyzer: Analyzer,
+    /// The segments flushed so far, with [`Manifest::build`] set.
     manifest: Mutex<Manifest>,
+    /// Commit each flush (a build into an empty directory), or only the end (a rebuild).
+    commit_flushes: bool,
+    /// Documents the reader has handed out, recorded by each flush's commit.
+    documents_read: AtomicU64,
     next_segment: AtomicU32,
     ingest_ns: AtomicU64,
     flush_ns: AtomicU64,
@@ -199,7 +216,12 @@ impl Shared<'_> {
         manifest
             .segments
             .sort_by_key(|s| s.docs.runs().first().map(|r| r[0]));
-        manifest.commit(self.dir)?;
+        if self.commit_flushes {
+            if let Some(build) = &mut manifest.build {
+                build.documents_read = self.documents_read.load(Ordering::Relaxed);
+            }
+            manifest.commit(self.dir)?;
+        }
         add_ns(&self.sync_ns, start);
         Ok(())
     }
@@ -224,28 +246,68 @@ impl Shared<'_> {
     }
 }
 
-/// Prepares `dir` for a new index: creates it, or with `force` clears an old index from it.
-fn prepare_dir(dir: &Path, force: bool) -> Result<(), IndexError> {
-    std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
-    if dir.join(MANIFEST).exists() {
-        if !force {
-            return Err(IndexError::IndexExists(dir.to_path_buf()));
-        }
-        std::fs::remove_file(dir.join(MANIFEST)).map_err(|e| IndexError::io(dir, e))?;
+/// What a build finds in its directory.
+enum Previous {
+    /// No index: the build commits as it goes.
+    Nothing,
+    /// An index that the build replaces at its final commit (`force`), with its manifest, or
+    /// `None` when that does not load (it is replaced all the same).
+    Index(Option<Manifest>),
+}
+
+/// Prepares `dir` (created, its writer lock held) for a new index: finds what it holds (an
+/// index is an error without `force`) and removes what an interrupted writer left there.
+fn prepare_dir(dir: &Path, force: bool) -> Result<Previous, IndexError> {
+    if !dir.join(MANIFEST).exists() {
+        // With no manifest, every segment file is a leftover.
+        Manifest::new(AnalyzerConfig::default()).remove_unreferenced(dir)?;
+        return Ok(Previous::Nothing);
     }
-    for entry in std::fs::read_dir(dir)
-        .map_err(|e| IndexError::io(dir, e))?
+    if !force {
+        return Err(IndexError::IndexExists(dir.to_path_buf()));
+    }
+    let previous = Manifest::load(dir).ok();
+    // Without a readable manifest nothing can be told a leftover; the final commit's clean-up
+    // removes the old files.
+    if let Some(previous) = &previous {
+        previous.remove_unreferenced(dir)?;
+    }
+    Ok(Previous::Index(previous))
+}
+
+/// The number of the build's first segment: after every segment the old index names and every
+/// `seg_*` file in `dir`, so that no new file takes an old one's name.
+fn first_segment_number(dir: &Path, previous: &Previous) -> Result<u32, IndexError> {
+    let named = match previous {
+        Previous::Index(Some(manifest)) => next_segment_number(manifest),
+        _ => 0,
+    };
+    let entries = std::fs::read_dir(dir).map_err(|e| IndexError::io(dir, e))?;
+    let on_disk = entries
         .flatten()
-    {
-        if entry
-            .file_name()
-            .to_str()
-            .is_some_and(|n| n.starts_with("seg_") || n.starts_with(MANIFEST))
-        {
-            std::fs::remove_file(entry.path()).map_err(|e| IndexError::io(&entry.path(), e))?;
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            name.strip_prefix("seg_")?.get(..6)?.parse::<u32>().ok()
+        })
+        .max()
+        .map_or(0, |n| n + 1);
+    Ok(named.max(on_disk))
+}
+
+/// Removes the files of `old`'s segments outside `dir` that `new` does not name (those in
+/// `dir` are leftovers of the new manifest, [`Manifest::remove_unreferenced`]).
+fn remove_replaced(dir: &Path, old: &Manifest, new: &Manifest) {
+    for segment in old.segments.iter().filter(|s| s.dir.is_some()) {
+        let kept = new
+            .segments
+            .iter()
+            .any(|s| s.name == segment.name && s.directory(dir) == segment.directory(dir));
+        if !kept {
+            for file in &segment.files {
+                let _ = std::fs::remove_file(segment.directory(dir).join(&file.name));
+            }
         }
     }
-    Ok(())
 }
 
 /// Where the documents of a build come from.
@@ -306,8 +368,13 @@ pub fn build_index(
 ) -> Result<IndexReport, IndexError> {
     check_options(options)?;
     let started = Instant::now();
+    let input = inputs
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut reader = DocumentReader::new(inputs, options.reader)?;
-    build(&mut reader, started, dir, options, progress)
+    build(&mut reader, &input, started, dir, options, progress)
 }
 
 /// Builds an index of documents already in memory (their DIDs are their positions); the
@@ -324,7 +391,14 @@ pub fn build_index_from_documents(
         next: 0,
         bytes: 0,
     };
-    build(&mut source, Instant::now(), dir, options, progress)
+    build(
+        &mut source,
+        "memory",
+        Instant::now(),
+        dir,
+        options,
+        progress,
+    )
 }
 
 fn check_options(options: &IndexOptions) -> Result<(), IndexError> {
@@ -338,6 +412,7 @@ fn check_options(options: &IndexOptions) -> Result<(), IndexError> {
 
 fn build(
     reader: &mut dyn DocumentSource,
+    input: &str,
     started: Instant,
     dir: &Path,
     options: &IndexOptions,
@@ -346,18 +421,27 @@ fn build(
     let sampler = crate::memory::MemorySampler::start(Duration::from_millis(10));
     std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
     let _lock = WriterLock::acquire(dir)?;
-    prepare_dir(dir, options.force)?;
+    let previous = prepare_dir(dir, options.force)?;
+    let first_segment = first_segment_number(dir, &previous)?;
     let flush_dir = placement_dir(dir, options.flush_dir.as_deref())?;
     let merge_dir = placement_dir(dir, options.merge_dir.as_deref())?;
     let mut manifest = Manifest::new(options.analyzer);
-    manifest.commit(dir)?;
+    if let Previous::Index(Some(old)) = &previous {
+        manifest.generation = old.generation; // generations only grow
+    }
+    manifest.build = Some(BuildProgress {
+        input: input.to_string(),
+        documents_read: 0,
+    });
     let shared = Shared {
         dir,
         flush_dir: flush_dir.clone(),
         options,
         analyzer: Analyzer::new(options.analyzer),
         manifest: Mutex::new(manifest),
-        next_segment: AtomicU32::new(0),
+        commit_flushes: matches!(previous, Previous::Nothing),
+        documents_read: AtomicU64::new(0),
+        next_segment: AtomicU32::new(first_segment),
         ingest_ns: AtomicU64::new(0),
         flush_ns: AtomicU64::new(0),
         sync_ns: AtomicU64::new(0),
@@ -388,6 +472,7 @@ fn build(
                         IndexError::InvalidArgument("more than 2^32 documents".into())
                     })?;
                 next_did += batch.len() as u64;
+                shared.documents_read.store(next_did, Ordering::Relaxed);
                 progress(next_did, reader.bytes_read());
                 if sender.send((first, batch)).is_err() {
                     return Ok(()); // a worker failed; its error is reported below
@@ -409,23 +494,46 @@ fn build(
         read_result.and(worker_result)
     });
     read_result?;
+    if next_did == 0 {
+        let skipped = match reader.bad_lines() {
+            0 => String::new(),
+            bad => format!(" ({bad} bad lines skipped)"),
+        };
+        return Err(IndexError::InvalidArgument(format!(
+            "no documents in {input}{skipped}; nothing was committed"
+        )));
+    }
     let mut manifest = shared
         .manifest
         .into_inner()
         .unwrap_or_else(|p| p.into_inner());
-    let segments_flushed = shared.next_segment.load(Ordering::Relaxed);
+    let next_segment = shared.next_segment.load(Ordering::Relaxed);
+    let segments_flushed = next_segment - first_segment;
+    // The final commit: the merge's, or, when it had nothing to do, one of its own.
+    manifest.build = None;
+    let generation = manifest.generation;
     let merge = if options.merge {
         merge_all(
             dir,
             &mut manifest,
             Some(options.codec),
-            segments_flushed,
+            next_segment,
             merge_dir.as_deref(),
         )?
     } else {
         MergeReport::default()
     };
+    if manifest.generation == generation {
+        let start = Instant::now();
+        manifest.commit(dir)?;
+        add_ns(&shared.sync_ns, start);
+    }
+    let start = Instant::now();
     manifest.remove_unreferenced(dir)?;
+    if let Previous::Index(Some(old)) = &previous {
+        remove_replaced(dir, old, &manifest);
+    }
+    add_ns(&shared.sync_ns, start);
     let total = started.elapsed();
     let secs = |ns: &AtomicU64| Duration::from_nanos(ns.load(Ordering::Relaxed)).as_secs_f64();
     Ok(IndexReport {

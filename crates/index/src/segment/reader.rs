@@ -86,9 +86,10 @@ fn map_file(
             ),
         ));
     }
-    if matches!(kind, FileKind::TermInfos | FileKind::Skip) {
-        // Small reads at scattered offsets: read-ahead around them only evicts pages that
-        // matter when memory is tight. Advice failing changes nothing but speed.
+    if matches!(kind, FileKind::TermInfos | FileKind::Skip | FileKind::Store) {
+        // Small reads at scattered offsets (a term's metadata, a hit's store block):
+        // read-ahead around them only evicts pages that matter when memory is tight.
+        // Advice failing changes nothing but speed.
         let _ = map.advise(memmap2::Advice::Random);
     }
     let framed = FramedFile::parse(&map, kind, &file_meta.name)?;
