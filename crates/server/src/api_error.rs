@@ -19,6 +19,8 @@ pub enum ErrorKind {
     IndexNotFound,
     /// No such document, or no such path (404).
     NotFound,
+    /// The path exists but not for this method (405).
+    MethodNotAllowed,
     /// The body is over the limit (413).
     ContentTooLong,
     /// The queue is full (503, with `Retry-After`).
@@ -40,6 +42,7 @@ impl ErrorKind {
             | ErrorKind::IllegalArgument
             | ErrorKind::Parse => StatusCode::BAD_REQUEST,
             ErrorKind::IndexNotFound | ErrorKind::NotFound => StatusCode::NOT_FOUND,
+            ErrorKind::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ErrorKind::ContentTooLong => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorKind::Overloaded | ErrorKind::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             ErrorKind::Timeout => StatusCode::GATEWAY_TIMEOUT,
@@ -56,6 +59,7 @@ impl ErrorKind {
             ErrorKind::Parse => "parse_exception",
             ErrorKind::IndexNotFound => "index_not_found_exception",
             ErrorKind::NotFound => "resource_not_found_exception",
+            ErrorKind::MethodNotAllowed => "method_not_allowed_exception",
             ErrorKind::ContentTooLong => "content_too_long_exception",
             ErrorKind::Overloaded => "rejected_execution_exception",
             ErrorKind::ShuttingDown => "node_closed_exception",

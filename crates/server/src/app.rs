@@ -88,7 +88,7 @@ async fn observe(State(state): State<Shared>, request: Request, next: Next) -> R
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
-    let mut response = next.run(request).await;
+    let mut response = as_json_error(next.run(request).await).await;
     state
         .metrics
         .observe_request(&endpoint, response.status().as_u16(), started.elapsed());
@@ -97,6 +97,32 @@ async fn observe(State(state): State<Shared>, request: Request, next: Next) -> R
         HeaderValue::from_static("Elasticsearch"),
     );
     response
+}
+
+/// The response, with a plain-text client error (an extractor's rejection: a path segment that
+/// is not valid percent-encoded UTF-8, a malformed query string) rewritten as the JSON error
+/// every other failure gets, so clients parse one error shape.
+async fn as_json_error(response: Response) -> Response {
+    let kind = match response.status() {
+        StatusCode::BAD_REQUEST => ErrorKind::IllegalArgument,
+        StatusCode::NOT_FOUND => ErrorKind::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => ErrorKind::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => ErrorKind::ContentTooLong,
+        _ => return response,
+    };
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|t| t.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        return response;
+    }
+    // Rejection texts are a line or two; anything longer is cut, not buffered whole.
+    let text = axum::body::to_bytes(response.into_body(), 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    ApiError::new(kind, text).into_response()
 }
 
 async fn health(State(state): State<Shared>) -> Response {
@@ -108,6 +134,17 @@ async fn not_found(request: Request) -> ApiError {
     ApiError::new(
         ErrorKind::NotFound,
         format!("no route for {} {}", request.method(), request.uri().path()),
+    )
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::new(
+        ErrorKind::MethodNotAllowed,
+        format!(
+            "{} is not allowed on {}",
+            request.method(),
+            request.uri().path()
+        ),
     )
 }
 
@@ -134,6 +171,7 @@ pub fn router(state: Shared) -> Router {
         .route("/{index}/_count", get(elastic::count).post(elastic::count))
         .route("/{index}/_doc/{id}", get(elastic::document))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), observe))
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(state)

@@ -63,12 +63,23 @@ impl Compression {
     {
         Ok(match self {
             Compression::None => Box::new(compressed),
-            Compression::Xz => decoded(liblzma::bufread::XzDecoder::new_multi_decoder(compressed)),
+            Compression::Xz => {
+                // A header may ask for any dictionary; one past what `xz -9e` uses is refused
+                // rather than allocated.
+                let stream = liblzma::stream::Stream::new_stream_decoder(
+                    XZ_MEMORY_LIMIT,
+                    liblzma::stream::CONCATENATED,
+                )?;
+                decoded(liblzma::bufread::XzDecoder::new_stream(compressed, stream))
+            }
             Compression::Gzip => decoded(flate2::bufread::MultiGzDecoder::new(compressed)),
             Compression::Zstd => decoded(zstd::Decoder::with_buffer(compressed)?),
         })
     }
 }
+
+/// The most memory the xz decoder may use: `xz -9` streams need 65 MiB to decode.
+const XZ_MEMORY_LIMIT: u64 = 256 << 20;
 
 fn decoded(decoder: impl Read + Send + 'static) -> Box<dyn BufRead + Send> {
     Box::new(BufReader::with_capacity(DECODED_BUFFER_BYTES, decoder))
