@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use crate::format::{FileKind, FramedFile};
 use crate::manifest::{Manifest, MANIFEST};
-use crate::search::{length_to_norm, Bm25};
+use crate::search::{length_to_norm, Bm25, TermEntry};
 use crate::segment::{SegmentMeta, SegmentReader};
 use crate::IndexError;
 
@@ -266,6 +266,10 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
         let term_problem = |report: &mut CheckReport, file: &str, what: String| {
             report.problem(file, format!("term {shown:?}: {what}"));
         };
+        // The per-term checksums queries verify (the files' own are verified above).
+        if let Err(e) = reader.entry(ordinal) {
+            term_problem(report, &terms_file, e.to_string());
+        }
         if info.doc_freq == 0 {
             term_problem(report, &terms_file, "document frequency 0".into());
             continue;
@@ -291,7 +295,7 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
         next_skip = u64::from(info.first_skip) + info.blocks() as u64;
         docs_bytes += u64::from(info.docs_bytes);
         freqs_bytes += u64::from(info.freqs_bytes);
-        let bytes = match reader.postings_bytes(&info) {
+        let bytes = match reader.verified_postings(&TermEntry { ordinal, info }) {
             Ok(bytes) => bytes,
             Err(e) => {
                 term_problem(report, &post_file, e.to_string());

@@ -34,7 +34,7 @@ pub enum IndexError {
         actual: u32,
     },
     /// A file was written by another version of the format.
-    #[error("{file} has format version {found}; this build reads version {supported}: re-build the index")]
+    #[error("{file} has format version {found}, and this build of apcache reads version {supported}: rebuild the index from its input (apcache index INPUT -o DIR --force)")]
     IncompatibleVersion {
         /// The file.
         file: String,

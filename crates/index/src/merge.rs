@@ -193,9 +193,10 @@ fn merge_postings(
         present.clear();
         for ordinal in ordinals {
             let reader = &readers[ordinal.index];
-            let info = reader.term_info(ordinal.value)?;
+            // Verified on the way: a merge never copies damage into a new segment.
+            let entry = reader.entry(ordinal.value)?;
             let (d, f) = &mut lists[ordinal.index];
-            reader.read_postings(&info, d, f)?;
+            reader.read_postings(&entry, d, f)?;
             present.push(ordinal.index);
         }
         docs.clear();

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use apcache_index::analyzer::Analyzer;
+use apcache_index::format::FileKind;
 use apcache_index::indexer::{build_index, IndexOptions};
 use apcache_index::ingest::{DocumentReader, Input, ReaderOptions};
 use apcache_index::segment::SegmentReader;
@@ -83,8 +84,8 @@ fn check_index(codec: &str, threads: usize, budget: usize, merge: bool) {
     for (term, (want_docs, want_freqs)) in &expected {
         let (mut got_docs, mut got_freqs) = (Vec::new(), Vec::new());
         for reader in &readers {
-            if let Some(info) = reader.term(term).unwrap() {
-                reader.read_postings(&info, &mut docs, &mut freqs).unwrap();
+            if let Some(entry) = reader.lookup(term).unwrap() {
+                reader.read_postings(&entry, &mut docs, &mut freqs).unwrap();
                 got_docs.extend_from_slice(&docs);
                 got_freqs.extend_from_slice(&freqs);
             }
@@ -157,7 +158,10 @@ fn placement_flags_put_files_where_asked() {
         2,
         "only MANIFEST and LOCK in the index directory"
     );
-    assert_eq!(count(flush.path()), 6 * report.segments);
+    assert_eq!(
+        count(flush.path()),
+        FileKind::SEGMENT_FILES.len() * report.segments
+    );
     assert_eq!(count(arena.path()), 0, "arena files are unlinked");
     assert!(apcache_index::check::check_index(dir.path())
         .unwrap()
@@ -174,7 +178,7 @@ fn placement_flags_put_files_where_asked() {
         (report.segments, 1)
     );
     assert_eq!(count(flush.path()), 0, "merged inputs are removed");
-    assert_eq!(count(merged.path()), 6);
+    assert_eq!(count(merged.path()), FileKind::SEGMENT_FILES.len());
     let check = apcache_index::check::check_index(dir.path()).unwrap();
     assert!(check.is_clean(), "{:?}", check.problems);
     assert_eq!(check.documents, report.documents);

@@ -382,7 +382,14 @@ impl PostingsCache {
         state.map.insert(key, slot);
         drop(state);
 
-        let copied = self.write_term(segment, term, layout, segments);
+        // What came from storage is checked against the term's checksum before any query
+        // reads it from the cache.
+        let copied = self
+            .write_term(segment, term, layout, segments)
+            .and_then(|bytes| {
+                reader.accept_postings(term, self.loaded_checksum(layout, segments))?;
+                Ok(bytes)
+            });
 
         let mut state = self.lock();
         match copied {
@@ -529,6 +536,25 @@ impl PostingsCache {
                 source,
             })?;
         Ok(len)
+    }
+
+    /// The CRC32C of a term's blocks as [`PostingsCache::write_term`] placed them, read back in
+    /// their on-storage order: the checksum of the term's postings when the copy is whole.
+    fn loaded_checksum(&self, layout: &TermLayout, segments: &[u32]) -> u32 {
+        let seg = self.options.segment_size;
+        layout.pieces.iter().fold(0, |crc, piece| {
+            let (k, off) = (piece.target as usize / seg, piece.target as usize % seg);
+            // SAFETY: the chain is still in the loading state (no other writer), the piece
+            // lies inside segment `segments[k]` (the layout never lets a block straddle one),
+            // and the segment lies inside the region.
+            let bytes = unsafe {
+                std::slice::from_raw_parts(
+                    self.region.as_ptr().add(segments[k] as usize * seg + off),
+                    piece.len as usize,
+                )
+            };
+            crc32c::crc32c_append(crc, bytes)
+        })
     }
 
     /// The bytes of segment `segment` from `offset` to its end.

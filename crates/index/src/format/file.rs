@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::IndexError;
 
 /// The version of the on-disk format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 16;
 /// Bytes of the footer.
@@ -38,6 +38,9 @@ pub enum FileKind {
     Norms,
     /// Compressed stored documents.
     Store,
+    /// Per-term checksums of the term metadata and of the postings, one
+    /// [`crate::format::TermChecksums`] per ordinal.
+    Checksums,
     /// The manifest of committed segments.
     Manifest,
 }
@@ -52,6 +55,7 @@ impl FileKind {
             FileKind::Postings => b"POST",
             FileKind::Norms => b"NORM",
             FileKind::Store => b"STOR",
+            FileKind::Checksums => b"SUMS",
             FileKind::Manifest => b"MANI",
         }
     }
@@ -65,18 +69,20 @@ impl FileKind {
             FileKind::Postings => "post",
             FileKind::Norms => "norms",
             FileKind::Store => "store",
+            FileKind::Checksums => "sums",
             FileKind::Manifest => "manifest",
         }
     }
 
     /// Every kind a segment has.
-    pub const SEGMENT_FILES: [FileKind; 6] = [
+    pub const SEGMENT_FILES: [FileKind; 7] = [
         FileKind::Dictionary,
         FileKind::TermInfos,
         FileKind::Skip,
         FileKind::Postings,
         FileKind::Norms,
         FileKind::Store,
+        FileKind::Checksums,
     ];
 }
 
@@ -201,6 +207,9 @@ impl FramedFile {
                 found: version,
                 supported: FORMAT_VERSION,
             });
+        }
+        if bytes[12..HEADER_LEN] != [0; 4] {
+            return Err(corrupt("the header's reserved bytes are not zero".into()));
         }
         let footer = &bytes[bytes.len() - FOOTER_LEN..];
         if &footer[12..] != FOOTER_MAGIC {

@@ -7,8 +7,10 @@
 
 pub mod file;
 pub mod skip_entry;
+pub mod term_checksums;
 pub mod term_info;
 
 pub use file::{FileKind, FileWriter, FramedFile, FOOTER_LEN, FORMAT_VERSION, HEADER_LEN};
 pub use skip_entry::SkipEntry;
+pub use term_checksums::TermChecksums;
 pub use term_info::TermInfo;

@@ -11,6 +11,7 @@ use apcache_codec::{Isa, BLOCK_LEN};
 
 use super::bm25::Bm25;
 use super::postings_source::TermBlocks;
+use super::query_terms::TermEntry;
 use super::sorted_search;
 use super::stats::SearchStats;
 use crate::format::{SkipEntry, TermInfo};
@@ -71,26 +72,31 @@ pub struct TermCursor<'a> {
 }
 
 impl<'a> TermCursor<'a> {
-    /// A cursor on the first posting of `info`.
+    /// A cursor on the first posting of `entry`.
     pub fn new(
         segment: &'a SegmentReader,
-        info: TermInfo,
+        entry: TermEntry,
         weight: f32,
     ) -> Result<TermCursor<'a>, IndexError> {
-        TermCursor::with_blocks(segment, info, weight, None)
+        TermCursor::with_blocks(segment, entry, weight, None)
     }
 
-    /// A cursor on the first posting of `info` that reads its blocks from `held` when given
-    /// (a postings source's copy), else from the segment's postings file.
+    /// A cursor on the first posting of `entry` that reads its blocks from `held` when given
+    /// (a postings source's copy, which verified them), else from the segment's postings file
+    /// (verified the first time the process reads them) or its decoded copy.
     pub fn with_blocks(
         segment: &'a SegmentReader,
-        info: TermInfo,
+        entry: TermEntry,
         weight: f32,
         held: Option<Box<dyn TermBlocks + 'a>>,
     ) -> Result<TermCursor<'a>, IndexError> {
-        let bytes = match held {
-            Some(_) => &[],
-            None => segment.postings_bytes(&info)?,
+        let info = entry.info;
+        let direct = segment.direct().and_then(|d| d.list(&info));
+        let bytes = match (&held, direct) {
+            (Some(_), _) => &[],
+            // Decoded at open, which verified them.
+            (None, Some(_)) => segment.postings_bytes(&info)?,
+            (None, None) => segment.verified_postings(&entry)?,
         };
         let skips = segment.term_skip_entries(&info)?;
         let Some(first) = skips.first() else {
@@ -118,7 +124,7 @@ impl<'a> TermCursor<'a> {
             shallow: 0,
             shallow_entry: entry,
             shallow_bound: None,
-            direct: segment.direct().and_then(|d| d.list(&info)),
+            direct,
             held,
             best_postings: false,
             isa: Isa::detect(),

@@ -30,6 +30,6 @@ impl<'a> TermOpener<'a> {
             Some(source) if self.segment.direct().is_none() => source.blocks(self.index, &entry)?,
             _ => None,
         };
-        TermCursor::with_blocks(self.segment, entry.info, weight, blocks).map(Some)
+        TermCursor::with_blocks(self.segment, entry, weight, blocks).map(Some)
     }
 }

@@ -33,8 +33,9 @@ impl DirectPostings {
         };
         let (mut docs, mut freqs) = (Vec::new(), Vec::new());
         for ordinal in 0..meta.terms {
-            let info = segment.term_info(ordinal)?;
-            segment.read_postings(&info, &mut docs, &mut freqs)?;
+            let entry = segment.entry(ordinal)?;
+            let info = entry.info;
+            segment.read_postings(&entry, &mut docs, &mut freqs)?;
             direct.postings_offsets.push(info.postings_offset);
             direct.starts.push(direct.docs.len() as u64);
             direct.docs.extend_from_slice(&docs);

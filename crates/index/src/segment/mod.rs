@@ -8,6 +8,7 @@ mod norm_bytes;
 mod reader;
 mod store;
 mod term_encoder;
+mod verified_terms;
 mod writer;
 
 pub use direct::DirectPostings;

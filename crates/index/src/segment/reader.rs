@@ -7,9 +7,11 @@ use std::sync::Arc;
 use apcache_codec::{BlockCodec, CodecKind, BLOCK_LEN};
 use memmap2::Mmap;
 
-use super::store::StoreReader;
+use super::store::{StoreIndex, StoreReader};
+use super::verified_terms::{Verified, VerifiedTerms};
 use super::{DirectPostings, DocLengths, SegmentMeta, StoredDocument};
-use crate::format::{FileKind, FramedFile, SkipEntry, TermInfo, HEADER_LEN};
+use crate::format::term_checksums::meta_checksum;
+use crate::format::{FileKind, FramedFile, SkipEntry, TermChecksums, TermInfo, HEADER_LEN};
 use crate::search::TermEntry;
 use crate::IndexError;
 
@@ -43,6 +45,11 @@ pub struct SegmentReader {
     postings: MappedBody,
     norms: MappedBody,
     store: MappedBody,
+    checksums: MappedBody,
+    /// Which terms' checksums this process has verified.
+    verified: VerifiedTerms,
+    /// The document store's block index, read and verified on the first stored read.
+    store_index: std::sync::OnceLock<Result<StoreIndex, String>>,
     /// Decoded postings, when loaded with [`SegmentReader::load_direct`].
     direct: Option<DirectPostings>,
 }
@@ -107,8 +114,11 @@ fn map_file(
 
 impl SegmentReader {
     /// Opens the segment `meta` of the index in `dir` (its files are in
-    /// [`SegmentMeta::directory`]): maps its files and checks their framing;
-    /// the dictionary's checksum is verified (a corrupt FST must not be walked).
+    /// [`SegmentMeta::directory`]): maps its files and checks their framing (headers,
+    /// footers, lengths and footer checksums against the manifest). The dictionary and the
+    /// norms are verified whole (a corrupt FST must not be walked; every scored posting reads a
+    /// norm); a term's metadata and postings are verified when a query first reads them, a
+    /// store block when a document in it is read.
     pub fn open(dir: &Path, meta: &SegmentMeta) -> Result<SegmentReader, IndexError> {
         SegmentReader::open_placed(dir, meta, None)
     }
@@ -141,6 +151,9 @@ impl SegmentReader {
             postings: map_file(dir, meta, FileKind::Postings, metadata_dir)?,
             norms: map_file(dir, meta, FileKind::Norms, metadata_dir)?,
             store: map_file(dir, meta, FileKind::Store, metadata_dir)?,
+            checksums: map_file(dir, meta, FileKind::Checksums, metadata_dir)?,
+            verified: VerifiedTerms::new(meta.terms),
+            store_index: std::sync::OnceLock::new(),
             direct: None,
             meta: meta.clone(),
         };
@@ -150,6 +163,17 @@ impl SegmentReader {
                 "term infos do not match the term count",
             ));
         }
+        if reader.checksums.as_ref().len() as u64 != meta.terms * TermChecksums::LEN as u64 {
+            return Err(IndexError::corrupt(
+                &meta.name,
+                "term checksums do not match the term count",
+            ));
+        }
+        FramedFile::verify(
+            reader.norms.file_bytes(),
+            FileKind::Norms,
+            reader.file_name(FileKind::Norms),
+        )?;
         if reader.norms.as_ref().len() != meta.documents() as usize * 5 {
             return Err(IndexError::corrupt(
                 &meta.name,
@@ -168,7 +192,7 @@ impl SegmentReader {
         Ok(())
     }
 
-    fn bodies(&self) -> [(FileKind, &MappedBody); 6] {
+    fn bodies(&self) -> [(FileKind, &MappedBody); 7] {
         [
             (FileKind::Dictionary, self.dictionary.as_fst().as_inner()),
             (FileKind::TermInfos, &self.term_infos),
@@ -176,6 +200,7 @@ impl SegmentReader {
             (FileKind::Postings, &self.postings),
             (FileKind::Norms, &self.norms),
             (FileKind::Store, &self.store),
+            (FileKind::Checksums, &self.checksums),
         ]
     }
 
@@ -214,7 +239,7 @@ impl SegmentReader {
     /// block parses and every text is UTF-8.
     pub fn count_stored(&self) -> Result<u64, IndexError> {
         let file = self.file_name(FileKind::Store);
-        let store = StoreReader::open(self.store.as_ref(), file)?;
+        let store = self.store_reader()?;
         let mut count = 0u64;
         for i in 0..store.blocks() {
             let (first, raw) = store.block(i)?;
@@ -248,26 +273,118 @@ impl SegmentReader {
         &self.meta.file(kind).expect("opened").name
     }
 
-    /// The metadata of `term`, if the segment has it.
+    /// The metadata of `term`, if the segment has it, verified against its checksum.
     pub fn term(&self, term: &str) -> Result<Option<TermInfo>, IndexError> {
-        match self.dictionary.get(term) {
-            Some(ordinal) => self.term_info(ordinal).map(Some),
-            None => Ok(None),
-        }
+        Ok(self.lookup(term)?.map(|entry| entry.info))
     }
 
-    /// The ordinal and metadata of `term`, if the segment has it.
+    /// The ordinal and metadata of `term`, if the segment has it, verified against its
+    /// checksum (once per process).
     pub fn lookup(&self, term: &str) -> Result<Option<TermEntry>, IndexError> {
         match self.dictionary.get(term) {
-            Some(ordinal) => Ok(Some(TermEntry {
-                ordinal,
-                info: self.term_info(ordinal)?,
-            })),
+            Some(ordinal) => self.verified_entry(ordinal, Some(term)).map(Some),
             None => Ok(None),
         }
     }
 
-    /// The metadata of term `ordinal`.
+    /// The entry of term `ordinal`, its metadata verified against its checksum (once per
+    /// process).
+    pub fn entry(&self, ordinal: u64) -> Result<TermEntry, IndexError> {
+        self.verified_entry(ordinal, None)
+    }
+
+    fn verified_entry(&self, ordinal: u64, term: Option<&str>) -> Result<TermEntry, IndexError> {
+        let info = self.term_info(ordinal)?;
+        if !self.verified.is_set(ordinal, Verified::Meta) {
+            let record =
+                &self.term_infos.as_ref()[ordinal as usize * TermInfo::LEN..][..TermInfo::LEN];
+            let skips = self
+                .term_skip_entries(&info)
+                .map_err(|_| self.damaged(ordinal, term, "its skip entries lie past the end"))?;
+            let expected = self.term_checksums(ordinal)?.meta;
+            if meta_checksum(record, skips.as_flattened()) != expected {
+                return Err(self.damaged(ordinal, term, "metadata checksum mismatch"));
+            }
+            self.verified.set(ordinal, Verified::Meta);
+        }
+        Ok(TermEntry { ordinal, info })
+    }
+
+    /// The checksums of term `ordinal`.
+    pub fn term_checksums(&self, ordinal: u64) -> Result<TermChecksums, IndexError> {
+        TermChecksums::read(
+            self.checksums.as_ref(),
+            ordinal,
+            self.file_name(FileKind::Checksums),
+        )
+    }
+
+    /// The error for a term whose bytes fail their checks: names the files that hold them
+    /// and the term (looked up by ordinal when the caller does not know its text).
+    fn damaged(&self, ordinal: u64, term: Option<&str>, what: &str) -> IndexError {
+        let term = match term {
+            Some(term) => term.to_string(),
+            None => self.term_text(ordinal),
+        };
+        let files = if what.starts_with("postings") {
+            self.file_name(FileKind::Postings).to_string()
+        } else {
+            format!(
+                "{} or {}",
+                self.file_name(FileKind::TermInfos),
+                self.file_name(FileKind::Skip)
+            )
+        };
+        IndexError::corrupt(
+            &files,
+            format!(
+                "term {term:?} (ordinal {ordinal}): {what} (checksums in {})",
+                self.file_name(FileKind::Checksums)
+            ),
+        )
+    }
+
+    /// The text of term `ordinal`, for error messages (a scan of the dictionary).
+    fn term_text(&self, ordinal: u64) -> String {
+        use fst::Streamer;
+        let mut stream = self.dictionary.stream();
+        while let Some((key, value)) = stream.next() {
+            if value == ordinal {
+                return String::from_utf8_lossy(key).into_owned();
+            }
+        }
+        format!("#{ordinal}")
+    }
+
+    /// Whether this process verified the postings of term `ordinal`.
+    pub fn postings_verified(&self, ordinal: u64) -> bool {
+        self.verified.is_set(ordinal, Verified::Postings)
+    }
+
+    /// Checks `crc`, the CRC32C of a copy of the term's postings (a cache's), against the
+    /// term's checksum, and remembers a match.
+    pub fn accept_postings(&self, entry: &TermEntry, crc: u32) -> Result<(), IndexError> {
+        if self.term_checksums(entry.ordinal)?.postings != crc {
+            return Err(self.damaged(entry.ordinal, None, "postings checksum mismatch"));
+        }
+        self.verified.set(entry.ordinal, Verified::Postings);
+        Ok(())
+    }
+
+    /// The term's postings bytes, verified against its checksum the first time this process
+    /// reads them.
+    pub fn verified_postings(&self, entry: &TermEntry) -> Result<&[u8], IndexError> {
+        let bytes = self
+            .postings_bytes(&entry.info)
+            .map_err(|_| self.damaged(entry.ordinal, None, "postings past the end of the file"))?;
+        if !self.verified.is_set(entry.ordinal, Verified::Postings) {
+            self.accept_postings(entry, crc32c::crc32c(bytes))?;
+        }
+        Ok(bytes)
+    }
+
+    /// The metadata of term `ordinal`, as stored (not verified; [`SegmentReader::entry`]
+    /// verifies it).
     pub fn term_info(&self, ordinal: u64) -> Result<TermInfo, IndexError> {
         TermInfo::read(
             self.term_infos.as_ref(),
@@ -300,7 +417,8 @@ impl SegmentReader {
         )
     }
 
-    /// The bytes of the term's postings (DID blocks then frequency blocks).
+    /// The bytes of the term's postings (DID blocks then frequency blocks), as stored (not
+    /// verified; [`SegmentReader::verified_postings`] verifies them).
     pub fn postings_bytes(&self, info: &TermInfo) -> Result<&[u8], IndexError> {
         let start = info.postings_offset as usize;
         self.postings
@@ -314,14 +432,16 @@ impl SegmentReader {
             })
     }
 
-    /// Decodes the whole posting list of `info` into `docs` and `freqs` (cleared first).
+    /// Decodes the whole posting list of `entry` into `docs` and `freqs` (cleared first),
+    /// verifying its postings.
     pub fn read_postings(
         &self,
-        info: &TermInfo,
+        entry: &TermEntry,
         docs: &mut Vec<u32>,
         freqs: &mut Vec<u32>,
     ) -> Result<(), IndexError> {
-        let bytes = self.postings_bytes(info)?;
+        let info = &entry.info;
+        let bytes = self.verified_postings(entry)?;
         let file = self.file_name(FileKind::Postings);
         let n = info.doc_freq as usize;
         docs.clear();
@@ -401,11 +521,17 @@ impl SegmentReader {
 
     /// The stored document at local index `local`.
     pub fn stored(&self, local: u32) -> Result<StoredDocument, IndexError> {
-        StoreReader::open(self.store.as_ref(), self.file_name(FileKind::Store))?.get(local)
+        self.store_reader()?.get(local)
     }
 
-    /// The document store (for merging).
+    /// The document store, its block index read and verified on first use.
     pub(crate) fn store_reader(&self) -> Result<StoreReader<'_>, IndexError> {
-        StoreReader::open(self.store.as_ref(), self.file_name(FileKind::Store))
+        let file = self.file_name(FileKind::Store);
+        let index = self
+            .store_index
+            .get_or_init(|| StoreIndex::read(self.store.as_ref()))
+            .as_ref()
+            .map_err(|comment| IndexError::corrupt(file, format!("document store: {comment}")))?;
+        Ok(StoreReader::new(self.store.as_ref(), index, file))
     }
 }

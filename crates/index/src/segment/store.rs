@@ -2,10 +2,16 @@
 //! can be shown.
 //!
 //! ```text
-//! body: block* | index entry* (first local doc u32, block offset u64) | entries u32 | index offset u64
-//! block: raw length u32 | compressed length u32 | zstd frame
+//! body: block* | index entry* (first local doc u32, block offset u64) | entries u32 |
+//!       index offset u64 | index crc u32
+//! block: raw length u32 | compressed length u32 | crc u32 | zstd frame
 //! raw block: per document, VByte title length, title, VByte body length, body
 //! ```
+//!
+//! A block's CRC32C covers its two lengths and its frame; the index's covers the index
+//! entries, their count and offset. A reader verifies the index once, when it first reads a
+//! document, and a block each time it decompresses it, so a damaged block fails only the
+//! documents it holds.
 
 use crate::format::FileWriter;
 use crate::IndexError;
@@ -64,6 +70,10 @@ pub(crate) fn append_raw(title: &str, body: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(body.as_bytes());
 }
 
+/// The largest raw block a reader decompresses: a block closes once it reaches
+/// [`BLOCK_TARGET`], so it is at most that plus one document (the document size limit).
+const MAX_RAW_BLOCK: usize = 1 << 30;
+
 /// Raw bytes at which a block is closed.
 pub(crate) const STORE_BLOCK_TARGET: usize = BLOCK_TARGET;
 
@@ -71,8 +81,12 @@ pub(crate) const STORE_BLOCK_TARGET: usize = BLOCK_TARGET;
 pub(crate) fn compress_block(raw: &[u8], out: &mut Vec<u8>) -> Result<(), IndexError> {
     let compressed = zstd::bulk::compress(raw, ZSTD_LEVEL)
         .map_err(|e| IndexError::io(std::path::Path::new("<store block>"), e))?;
-    out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(compressed.len() as u32).to_le_bytes());
+    let mut lengths = [0u8; 8];
+    lengths[..4].copy_from_slice(&(raw.len() as u32).to_le_bytes());
+    lengths[4..].copy_from_slice(&(compressed.len() as u32).to_le_bytes());
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&lengths), &compressed);
+    out.extend_from_slice(&lengths);
+    out.extend_from_slice(&crc.to_le_bytes());
     out.extend_from_slice(&compressed);
     Ok(())
 }
@@ -112,7 +126,7 @@ impl StoreWriter {
         self.flush_block()
     }
 
-    /// Appends a whole block of another store verbatim (its 8-byte header and zstd frame, as
+    /// Appends a whole block of another store verbatim (its 12-byte header and zstd frame, as
     /// [`StoreReader::block_bytes`] gives it), holding `docs` documents.
     pub(crate) fn copy_block(&mut self, block: &[u8], docs: u32) -> Result<(), IndexError> {
         self.flush_block()?;
@@ -144,70 +158,105 @@ impl StoreWriter {
     pub(crate) fn finish(mut self) -> Result<(u64, u32), IndexError> {
         self.flush_block()?;
         let index_offset = self.out.position();
-        let mut tail = Vec::with_capacity(self.index.len() * 12 + 12);
+        let mut tail = Vec::with_capacity(self.index.len() * 12 + TRAILER_LEN);
         for (first, offset) in &self.index {
             tail.extend_from_slice(&first.to_le_bytes());
             tail.extend_from_slice(&offset.to_le_bytes());
         }
         tail.extend_from_slice(&(self.index.len() as u32).to_le_bytes());
         tail.extend_from_slice(&index_offset.to_le_bytes());
+        let crc = crc32c::crc32c(&tail);
+        tail.extend_from_slice(&crc.to_le_bytes());
         self.out.write_body(&tail)?;
         self.out.finish()
+    }
+}
+
+/// Bytes after the index entries: their count, their offset and their CRC32C.
+const TRAILER_LEN: usize = 16;
+
+/// Bytes of a block's header: raw length, compressed length, CRC32C.
+const BLOCK_HEADER_LEN: usize = 12;
+
+/// The store's block index: each block's first local document and offset, verified.
+pub(crate) struct StoreIndex {
+    entries: Vec<(u32, u64)>,
+}
+
+impl StoreIndex {
+    /// Reads and verifies the index of a store body; the error is what is wrong with it.
+    pub(crate) fn read(body: &[u8]) -> Result<StoreIndex, String> {
+        let n = body.len();
+        if n < TRAILER_LEN {
+            return Err("too short".into());
+        }
+        let trailer = &body[n - TRAILER_LEN..];
+        let entries = u32::from_le_bytes(trailer[..4].try_into().expect("4")) as usize;
+        let index_offset = u64::from_le_bytes(trailer[4..12].try_into().expect("8"));
+        let crc = u32::from_le_bytes(trailer[12..].try_into().expect("4"));
+        let index_start = usize::try_from(index_offset).map_err(|_| "index offset")?;
+        if entries
+            .checked_mul(12)
+            .and_then(|len| index_start.checked_add(len))
+            != Some(n - TRAILER_LEN)
+        {
+            return Err("the block index does not fit the file".into());
+        }
+        if crc32c::crc32c(&body[index_start..n - 4]) != crc {
+            return Err("block index checksum mismatch".into());
+        }
+        let entries = body[index_start..n - TRAILER_LEN]
+            .chunks_exact(12)
+            .map(|e| {
+                (
+                    u32::from_le_bytes(e[..4].try_into().expect("4")),
+                    u64::from_le_bytes(e[4..].try_into().expect("8")),
+                )
+            })
+            .collect();
+        Ok(StoreIndex { entries })
     }
 }
 
 /// Reads documents from a store body.
 pub(crate) struct StoreReader<'a> {
     body: &'a [u8],
-    index: Vec<(u32, u64)>,
+    index: &'a [(u32, u64)],
     file: &'a str,
 }
 
 impl<'a> StoreReader<'a> {
-    pub(crate) fn open(body: &'a [u8], file: &'a str) -> Result<StoreReader<'a>, IndexError> {
-        let corrupt = |c: &str| IndexError::corrupt(file, format!("document store: {c}"));
-        let n = body.len();
-        if n < 12 {
-            return Err(corrupt("too short"));
+    /// A reader of `body`, whose verified index is `index`, in the file `file`.
+    pub(crate) fn new(body: &'a [u8], index: &'a StoreIndex, file: &'a str) -> StoreReader<'a> {
+        StoreReader {
+            body,
+            index: &index.entries,
+            file,
         }
-        let entries = u32::from_le_bytes(body[n - 12..n - 8].try_into().expect("4")) as usize;
-        let index_offset = u64::from_le_bytes(body[n - 8..].try_into().expect("8")) as usize;
-        if index_offset.checked_add(
-            entries
-                .checked_mul(12)
-                .ok_or_else(|| corrupt("index size"))?,
-        ) != Some(n - 12)
-        {
-            return Err(corrupt("index does not fit the file"));
-        }
-        let index = (0..entries)
-            .map(|i| {
-                let at = index_offset + 12 * i;
-                (
-                    u32::from_le_bytes(body[at..at + 4].try_into().expect("4")),
-                    u64::from_le_bytes(body[at + 4..at + 12].try_into().expect("8")),
-                )
-            })
-            .collect();
-        Ok(StoreReader { body, index, file })
     }
 
-    /// Block `i` as stored (8-byte header and zstd frame), with its first local document and
-    /// the first local document of the next block (`None` for the last block).
+    /// Block `i` as stored (12-byte header and zstd frame), verified against its checksum,
+    /// with its first local document and the first local document of the next block (`None`
+    /// for the last block).
     pub(crate) fn block_bytes(&self, i: usize) -> Result<(u32, Option<u32>, &'a [u8]), IndexError> {
         let corrupt =
             |c: &str| IndexError::corrupt(self.file, format!("document store block {i}: {c}"));
         let (first, offset) = *self.index.get(i).ok_or_else(|| corrupt("no such block"))?;
         let at = offset as usize;
-        let header = self
-            .body
-            .get(at..at + 8)
+        let header = at
+            .checked_add(BLOCK_HEADER_LEN)
+            .and_then(|end| self.body.get(at..end))
             .ok_or_else(|| corrupt("past the end"))?;
-        let comp_len = u32::from_le_bytes(header[4..].try_into().expect("4")) as usize;
-        let bytes = self
-            .body
-            .get(at..at + 8 + comp_len)
+        let comp_len = u32::from_le_bytes(header[4..8].try_into().expect("4")) as usize;
+        let crc = u32::from_le_bytes(header[8..].try_into().expect("4"));
+        let bytes = (at + BLOCK_HEADER_LEN)
+            .checked_add(comp_len)
+            .and_then(|end| self.body.get(at..end))
             .ok_or_else(|| corrupt("past the end"))?;
+        let frame = &bytes[BLOCK_HEADER_LEN..];
+        if crc32c::crc32c_append(crc32c::crc32c(&header[..8]), frame) != crc {
+            return Err(corrupt("checksum mismatch"));
+        }
         Ok((first, self.index.get(i + 1).map(|e| e.0), bytes))
     }
 
@@ -224,7 +273,10 @@ impl<'a> StoreReader<'a> {
             |c: &str| IndexError::corrupt(self.file, format!("document store block {i}: {c}"));
         let (first, _, bytes) = self.block_bytes(i)?;
         let raw_len = u32::from_le_bytes(bytes[..4].try_into().expect("4")) as usize;
-        let frame = &bytes[8..];
+        if raw_len > MAX_RAW_BLOCK {
+            return Err(corrupt("raw length past any block's"));
+        }
+        let frame = &bytes[BLOCK_HEADER_LEN..];
         let raw = zstd::bulk::decompress(frame, raw_len).map_err(|_| corrupt("bad zstd frame"))?;
         if raw.len() != raw_len {
             return Err(corrupt("wrong decompressed length"));

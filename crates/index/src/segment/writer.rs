@@ -9,7 +9,7 @@ use apcache_codec::{BlockCodec, CodecKind};
 use super::store::{StoreReader, StoreWriter};
 use super::term_encoder::{EncodedTerms, TermEncoder};
 use super::{DocMap, FileMeta, SegmentMeta};
-use crate::format::{FileKind, FileWriter, TermInfo};
+use crate::format::{FileKind, FileWriter, SkipEntry, TermChecksums, TermInfo};
 use crate::search::{length_to_norm, Bm25};
 use crate::IndexError;
 
@@ -25,6 +25,7 @@ pub struct SegmentWriter {
     term_infos: FileWriter,
     skip: FileWriter,
     postings: FileWriter,
+    checksums: FileWriter,
     /// `None` while a merge fills the store on a thread of its own.
     store: Option<StoreWriter>,
     ordinal: u64,
@@ -82,6 +83,7 @@ impl SegmentWriter {
             term_infos: open(FileKind::TermInfos)?,
             skip: open(FileKind::Skip)?,
             postings: open(FileKind::Postings)?,
+            checksums: open(FileKind::Checksums)?,
             store: Some(StoreWriter::new(open(FileKind::Store)?)),
             ordinal: 0,
             skip_entries: 0,
@@ -131,11 +133,20 @@ impl SegmentWriter {
         let postings_base = self.postings.position();
         let skip_base = self.skip_entries;
         let mut record = Vec::with_capacity(TermInfo::LEN * batch.len());
+        let mut sums = Vec::with_capacity(TermChecksums::LEN * batch.len());
         for (i, info) in batch.infos.iter().enumerate() {
+            // The batch's own offsets locate the term's bytes in it; the record written
+            // carries the segment's.
+            let skips = info.first_skip as usize * SkipEntry::LEN;
+            let skips = &batch.skip[skips..skips + info.blocks() * SkipEntry::LEN];
+            let postings = info.postings_offset as usize;
+            let postings = &batch.postings[postings..postings + info.postings_bytes() as usize];
             let mut info = *info;
             info.postings_offset += postings_base;
             info.first_skip += skip_base;
+            let start = record.len();
             info.write_to(&mut record);
+            TermChecksums::of(&record[start..], skips, postings).write_to(&mut sums);
             self.dictionary
                 .insert(batch.term(i), self.ordinal)
                 .map_err(|e| IndexError::InvalidArgument(format!("dictionary: {e}")))?;
@@ -144,6 +155,7 @@ impl SegmentWriter {
         self.postings.write_body(&batch.postings)?;
         self.skip.write_body(&batch.skip)?;
         self.term_infos.write_body(&record)?;
+        self.checksums.write_body(&sums)?;
         self.skip_entries += batch.skip_entries;
         self.postings_count += batch.postings_count;
         self.docs_bytes += batch.docs_bytes;
@@ -228,6 +240,7 @@ impl SegmentWriter {
         finished.push((FileKind::TermInfos, self.term_infos.finish()?));
         finished.push((FileKind::Skip, self.skip.finish()?));
         finished.push((FileKind::Postings, self.postings.finish()?));
+        finished.push((FileKind::Checksums, self.checksums.finish()?));
         let norms_path = temporary(&self.dir.join(format!(
             "{}.{}",
             self.name,
