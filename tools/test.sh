@@ -34,3 +34,12 @@ fi
 cargo test --workspace
 cargo build --release -p apcache-cli
 APCACHE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/apcache" bash crates/server/tests/python/run.sh
+
+# Fuzzing: every fuzz target for 10 seconds from its checked-in corpus (tools/fuzz.sh), where a
+# nightly toolchain is installed (cargo-fuzz needs one); fails on any crash. (The list goes
+# through a string, not a pipe into grep -q, which under pipefail may fail on SIGPIPE.)
+if command -v rustup >/dev/null && grep -q nightly <<<"$(rustup toolchain list 2>/dev/null)"; then
+    bash tools/fuzz.sh 10
+else
+    echo "test.sh: skipping the fuzz targets (tools/fuzz.sh): no nightly toolchain (rustup toolchain install nightly)"
+fi

@@ -129,6 +129,9 @@ impl Manifest {
         writer.write_body(&body)?;
         writer.finish()?;
         let path = dir.join(MANIFEST);
+        if let Some(e) = crate::fault::injected(crate::fault::COMMIT) {
+            return Err(IndexError::io(&path, e));
+        }
         std::fs::rename(&tmp, &path).map_err(|e| IndexError::io(&path, e))?;
         crate::segment::sync_dir(dir)
     }

@@ -29,7 +29,12 @@ pub enum ErrorKind {
     ShuttingDown,
     /// The query ran past its deadline and was cancelled (504).
     Timeout,
-    /// A bug or an I/O error (500).
+    /// The index's bytes failed their checksums for this request (500); other requests may
+    /// still be answered.
+    CorruptIndex,
+    /// Reading the index from storage failed (500).
+    Io,
+    /// A bug (500).
     Internal,
 }
 
@@ -46,7 +51,9 @@ impl ErrorKind {
             ErrorKind::ContentTooLong => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorKind::Overloaded | ErrorKind::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             ErrorKind::Timeout => StatusCode::GATEWAY_TIMEOUT,
-            ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorKind::CorruptIndex | ErrorKind::Io | ErrorKind::Internal => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
         }
     }
 
@@ -64,6 +71,8 @@ impl ErrorKind {
             ErrorKind::Overloaded => "rejected_execution_exception",
             ErrorKind::ShuttingDown => "node_closed_exception",
             ErrorKind::Timeout => "timeout_exception",
+            ErrorKind::CorruptIndex => "corrupt_index_exception",
+            ErrorKind::Io => "io_exception",
             ErrorKind::Internal => "internal_server_error",
         }
     }

@@ -173,6 +173,18 @@ fn snapshot(state: &Shared) -> Registry {
     );
     counters(
         &mut registry,
+        "failed",
+        "Requests answered with an error of the index or the cache (damaged bytes, a failed storage read)",
+        &per(&|c| c.failed),
+    );
+    counters(
+        &mut registry,
+        "load_errors",
+        "Terms the postings cache could not load from storage",
+        &per(&|c| c.load_errors),
+    );
+    counters(
+        &mut registry,
         "queries",
         "Queries answered",
         &per(&|c| c.completed),

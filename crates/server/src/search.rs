@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use apcache_index::query::{parse_query_with_notes, DefaultOperator, Query};
 use apcache_index::search::SearchOptions;
+use apcache_index::IndexError;
 use apcache_tier::serving::{LiveError, LiveRequest};
+use apcache_tier::CacheError;
 
 use crate::api_error::{ApiError, ErrorKind};
 use crate::catalog::ServedIndex;
@@ -264,12 +266,22 @@ fn live_error(e: LiveError) -> ApiError {
         LiveError::Overloaded(_) => ErrorKind::Overloaded,
         LiveError::TimedOut => ErrorKind::Timeout,
         LiveError::ShuttingDown => ErrorKind::ShuttingDown,
-        LiveError::Cancelled
-        | LiveError::Panicked(_)
-        | LiveError::Index(_)
-        | LiveError::Cache(_) => ErrorKind::Internal,
+        LiveError::Index(e) | LiveError::Cache(CacheError::Index(e)) => index_error_kind(e),
+        LiveError::Cache(CacheError::Load { .. }) => ErrorKind::Io,
+        LiveError::Cancelled | LiveError::Panicked(_) | LiveError::Cache(_) => ErrorKind::Internal,
     };
     ApiError::new(kind, e.to_string())
+}
+
+/// The kind of an index's failure: damage, storage, or a bug.
+fn index_error_kind(e: &IndexError) -> ErrorKind {
+    match e {
+        IndexError::Corrupt { .. }
+        | IndexError::ChecksumMismatch { .. }
+        | IndexError::Codec { .. } => ErrorKind::CorruptIndex,
+        IndexError::Io { .. } => ErrorKind::Io,
+        _ => ErrorKind::Internal,
+    }
 }
 
 #[cfg(test)]

@@ -10,12 +10,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use apcache_index::format::{FileKind, HEADER_LEN};
 use apcache_index::indexer::{build_index, IndexOptions};
 use apcache_index::ingest::Input;
 use apcache_server::metrics::Metrics;
 use apcache_server::{AppState, Catalog, QueryLimits, ServedIndex, ServerConfig};
+use apcache_tier::loader::{LoaderKind, READ_FAULT, SHORT_READ_FAULT};
+use apcache_tier::region::TierSpec;
 use apcache_tier::serving::{LiveConfig, LiveService};
 use apcache_tier::stack::{ServingConfig, ServingStack};
+use apcache_tier::ServingMode;
 use serde_json::Value;
 
 fn sample() -> PathBuf {
@@ -29,6 +33,16 @@ struct TestServer {
 }
 
 fn start(threads: usize, queue_depth: usize, timeout: Duration) -> TestServer {
+    start_serving(threads, queue_depth, timeout, ServingConfig::default())
+}
+
+/// Like [`start`], serving through `serving`.
+fn start_serving(
+    threads: usize,
+    queue_depth: usize,
+    timeout: Duration,
+    serving: ServingConfig,
+) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let index = dir.path().join("sample");
     build_index(
@@ -38,7 +52,7 @@ fn start(threads: usize, queue_depth: usize, timeout: Duration) -> TestServer {
         |_, _| {},
     )
     .unwrap();
-    let stack = ServingStack::assemble(&index, &ServingConfig::default(), |_| {}).unwrap();
+    let stack = ServingStack::assemble(&index, &serving, |_| {}).unwrap();
     let service = LiveService::start(
         Arc::new(stack),
         LiveConfig {
@@ -80,6 +94,18 @@ fn start(threads: usize, queue_depth: usize, timeout: Duration) -> TestServer {
         addr: rx.recv_timeout(Duration::from_secs(10)).unwrap(),
         _dir: dir,
     }
+}
+
+/// A native search response's total and hits (ids and scores), without its timing.
+fn hits(body: &str) -> (Value, Vec<(Value, Value)>) {
+    let json: Value = serde_json::from_str(body).unwrap();
+    let hits = json["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["id"].clone(), h["score"].clone()))
+        .collect();
+    (json["total"].clone(), hits)
 }
 
 /// A response: status, headers (lowercased names), body.
@@ -224,6 +250,80 @@ fn a_panic_is_a_500_and_the_pool_stays_whole() {
         );
     }
     assert_eq!(metric(server.addr, "apcache_panics_total"), 1.0);
+    scenario.teardown();
+}
+
+#[test]
+fn storage_faults_and_damaged_terms_fail_only_what_they_touch() {
+    let scenario = fail::FailScenario::setup();
+    let serving = ServingConfig {
+        mode: ServingMode::HybridPrefetch,
+        tier: TierSpec::Anonymous,
+        loader: LoaderKind::Pread,
+        cache_bytes: Some(16 << 20),
+        ..ServingConfig::default()
+    };
+    let server = start_serving(1, 8, Duration::from_secs(10), serving);
+    let addr = server.addr;
+    let search = |q: &str| get(addr, &format!("/indexes/sample/search?q={q}&count=true"));
+    let sound = search("river+valley");
+    assert_eq!(sound.status, 200);
+
+    // A storage read of the cache's loader fails: the loader gives up on the term, the query
+    // reads it from the postings file and answers exactly; the failure is counted.
+    fail::cfg(READ_FAULT, "1*return(eio)").unwrap();
+    let fallback = search("observatory");
+    fail::remove(READ_FAULT);
+    assert_eq!(fallback.status, 200, "{}", fallback.body);
+    assert_eq!(metric(addr, "apcache_load_errors_total"), 1.0);
+    let reference = start(1, 8, Duration::from_secs(10));
+    let exact = |q: &str| {
+        get(
+            reference.addr,
+            &format!("/indexes/sample/search?q={q}&count=true"),
+        )
+    };
+    assert_eq!(hits(&fallback.body), hits(&exact("observatory").body));
+    // Asked again, it loads into the cache and answers the same.
+    assert_eq!(hits(&search("observatory").body), hits(&fallback.body));
+
+    // Short reads: every pread returns half of what it asks for; the loader reads on.
+    fail::cfg(SHORT_READ_FAULT, "return").unwrap();
+    for q in ["album", "film+OR+music", "%2Bunited+%2Bstates"] {
+        let short = search(q);
+        assert_eq!(short.status, 200, "{}", short.body);
+        assert_eq!(hits(&short.body), hits(&exact(q).body), "{q}");
+    }
+    fail::remove(SHORT_READ_FAULT);
+
+    // A damaged term: one flipped byte in its postings fails the queries that read it with
+    // a 500 naming the file and the term, counted; the others are answered as before.
+    let index = server._dir.path().join("sample");
+    let reader = apcache_index::search::IndexReader::open(&index).unwrap();
+    let segment = &reader.segments()[0];
+    let info = segment.term("telescope").unwrap().unwrap();
+    let post = segment
+        .meta()
+        .file(FileKind::Postings)
+        .unwrap()
+        .name
+        .clone();
+    let path = index.join(&post);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[HEADER_LEN + info.postings_offset as usize + 1] ^= 0x20;
+    std::fs::write(&path, bytes).unwrap();
+    for _ in 0..2 {
+        let damaged = search("telescope");
+        assert_eq!(damaged.status, 500, "{}", damaged.body);
+        assert_eq!(damaged.json()["error"]["type"], "corrupt_index_exception");
+        assert!(
+            damaged.body.contains(&post) && damaged.body.contains("telescope"),
+            "{}",
+            damaged.body
+        );
+    }
+    assert_eq!(metric(addr, "apcache_failed_total"), 2.0);
+    assert_eq!(hits(&search("river+valley").body), hits(&sound.body));
     scenario.teardown();
 }
 

@@ -42,6 +42,9 @@ pub struct IndexArgs {
     /// Stop at the first bad input line instead of skipping it.
     #[arg(long)]
     reject_bad_lines: bool,
+    /// The longest input line (one document) accepted; a longer one is a bad line.
+    #[arg(long, default_value = "64MiB", value_parser = apcache_cli::options::size::bytes_usize)]
+    max_document_bytes: usize,
     /// Drop English stop words (the set of Lucene's EnglishAnalyzer).
     #[arg(long)]
     stop_words: bool,
@@ -94,6 +97,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             } else {
                 BadLinePolicy::Skip
             },
+            max_line_bytes: args.max_document_bytes,
             ..ReaderOptions::default()
         },
         force: args.force,

@@ -129,6 +129,9 @@ impl FileWriter {
 
     /// Appends body bytes.
     pub fn write_body(&mut self, bytes: &[u8]) -> Result<(), IndexError> {
+        if let Some(e) = crate::fault::injected(crate::fault::WRITE) {
+            return Err(IndexError::io(&self.path, e));
+        }
         self.crc = crc32c::crc32c_append(self.crc, bytes);
         self.body_len += bytes.len() as u64;
         self.out
@@ -152,6 +155,9 @@ impl FileWriter {
             .out
             .into_inner()
             .map_err(|e| IndexError::io(&path, e.into_error()))?;
+        if let Some(e) = crate::fault::injected(crate::fault::FSYNC) {
+            return Err(IndexError::io(&path, e));
+        }
         file.sync_all().map_err(|e| IndexError::io(&path, e))?;
         Ok((HEADER_LEN as u64 + self.body_len + FOOTER_LEN as u64, crc))
     }
@@ -159,6 +165,9 @@ impl FileWriter {
 
 impl Write for FileWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Some(e) = crate::fault::injected(crate::fault::WRITE) {
+            return Err(e);
+        }
         self.crc = crc32c::crc32c_append(self.crc, buf);
         self.body_len += buf.len() as u64;
         self.out.write_all(buf)?;

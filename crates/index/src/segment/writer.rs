@@ -70,8 +70,9 @@ impl SegmentWriter {
             )
         };
         let bm25 = Bm25::of_lengths(&lengths);
+        let dictionary_path = dir.join(format!("{name}.{}", FileKind::Dictionary.extension()));
         let dictionary = fst::MapBuilder::new(open(FileKind::Dictionary)?)
-            .map_err(|e| IndexError::corrupt(name, format!("dictionary: {e}")))?;
+            .map_err(|e| dictionary_error(&dictionary_path, e))?;
         Ok(SegmentWriter {
             dir: dir.to_path_buf(),
             name: name.to_string(),
@@ -149,7 +150,7 @@ impl SegmentWriter {
             TermChecksums::of(&record[start..], skips, postings).write_to(&mut sums);
             self.dictionary
                 .insert(batch.term(i), self.ordinal)
-                .map_err(|e| IndexError::InvalidArgument(format!("dictionary: {e}")))?;
+                .map_err(|e| dictionary_error(&self.dictionary_path(), e))?;
             self.ordinal += 1;
         }
         self.postings.write_body(&batch.postings)?;
@@ -232,10 +233,11 @@ impl SegmentWriter {
     /// metadata for the manifest.
     pub fn finish(self) -> Result<SegmentMeta, IndexError> {
         let mut finished = Vec::new();
+        let dictionary_path = self.dictionary_path();
         let dict = self
             .dictionary
             .into_inner()
-            .map_err(|e| IndexError::corrupt(&self.name, format!("dictionary: {e}")))?;
+            .map_err(|e| dictionary_error(&dictionary_path, e))?;
         finished.push((FileKind::Dictionary, dict.finish()?));
         finished.push((FileKind::TermInfos, self.term_infos.finish()?));
         finished.push((FileKind::Skip, self.skip.finish()?));
@@ -284,8 +286,31 @@ impl SegmentWriter {
     }
 }
 
+impl SegmentWriter {
+    /// The dictionary file being written.
+    fn dictionary_path(&self) -> PathBuf {
+        temporary(&self.dir.join(format!(
+            "{}.{}",
+            self.name,
+            FileKind::Dictionary.extension()
+        )))
+    }
+}
+
+/// A failure of the dictionary builder: the file's I/O error as such (a failed write is not a
+/// damaged index), anything else (terms out of order) as a bad argument.
+fn dictionary_error(path: &Path, e: fst::Error) -> IndexError {
+    match e {
+        fst::Error::Io(e) => IndexError::io(path, e),
+        e => IndexError::InvalidArgument(format!("{}: {e}", path.display())),
+    }
+}
+
 /// Fsyncs a directory, so that renames and creations in it are durable.
 pub(crate) fn sync_dir(dir: &Path) -> Result<(), IndexError> {
+    if let Some(e) = crate::fault::injected(crate::fault::FSYNC) {
+        return Err(IndexError::io(dir, e));
+    }
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| IndexError::io(dir, e))

@@ -269,10 +269,26 @@ fn read_in_file(
     if len == 0 {
         return Ok(());
     }
+    fail::fail_point!(READ_FAULT, |arg| Err(injected_error(arg)));
     let start = Instant::now();
     let result = read();
     stats.add_busy(start);
     result
+}
+
+/// Fail point of every storage read of a loader (tests): `return(eio)` fails the read.
+pub const READ_FAULT: &str = "apcache::loader::read";
+/// Fail point of each `pread` call of the pread loader (tests): while on, a call reads at
+/// most half of what it asks for, as a short read would.
+pub const SHORT_READ_FAULT: &str = "apcache::loader::short_read";
+
+/// The error a fail point's argument names: `eio` (the default) or `enospc`.
+#[cfg(feature = "failpoints")]
+fn injected_error(arg: Option<String>) -> io::Error {
+    match arg.as_deref() {
+        Some("enospc") => io::Error::from_raw_os_error(libc::ENOSPC),
+        _ => io::Error::from_raw_os_error(libc::EIO),
+    }
 }
 
 /// Checks that `[offset, offset + len)` lies inside a file of `file_len` bytes.

@@ -65,6 +65,11 @@ impl StorageLoader for PreadLoader {
             let mut done = 0u64;
             while done < len {
                 let want = (len - done).min(buf.len() as u64) as usize;
+                #[cfg(feature = "failpoints")]
+                let want = match fail::eval(super::SHORT_READ_FAULT, |_| ()) {
+                    Some(()) => want.div_ceil(2),
+                    None => want,
+                };
                 let n = match self.file.read_at(&mut buf[..want], offset + done) {
                     Ok(0) => {
                         return Err(io::Error::new(

@@ -116,6 +116,12 @@ pub struct LiveCounters {
     pub cancelled: u64,
     /// Panics caught in query threads or the worker.
     pub panics: u64,
+    /// Requests answered with an error of the index or the cache (damaged bytes, a failed
+    /// storage read).
+    pub failed: u64,
+    /// Terms the cache could not load (a failed storage read, damaged bytes); the queries that
+    /// needed them read them from the postings file instead, and fail only if that fails.
+    pub load_errors: u64,
     /// Requests waiting now.
     pub queued: u64,
     /// Term reads served from the tier.
@@ -222,6 +228,8 @@ struct Tallies {
     timed_out: AtomicU64,
     cancelled: AtomicU64,
     panics: AtomicU64,
+    failed: AtomicU64,
+    load_errors: AtomicU64,
 }
 
 struct Shared {
@@ -402,6 +410,8 @@ impl LiveService {
             timed_out: t.timed_out.load(Ordering::Relaxed),
             cancelled: t.cancelled.load(Ordering::Relaxed),
             panics: t.panics.load(Ordering::Relaxed),
+            failed: t.failed.load(Ordering::Relaxed),
+            load_errors: t.load_errors.load(Ordering::Relaxed),
             queued: shared.lock().jobs.len() as u64,
             cache_hits: shared.counters.hits.load(Ordering::Relaxed),
             cache_misses: shared.counters.misses.load(Ordering::Relaxed),
@@ -491,7 +501,7 @@ fn query_thread(shared: &Shared) {
             Err(LiveError::TimedOut) => &shared.tallies.timed_out,
             Err(LiveError::Cancelled) => &shared.tallies.cancelled,
             Err(LiveError::Panicked(_)) => &shared.tallies.panics,
-            Err(_) => &shared.tallies.completed,
+            Err(_) => &shared.tallies.failed,
         };
         tally.fetch_add(1, Ordering::Relaxed);
         job.answer(outcome.map(|(result, evaluated)| LiveAnswer {
@@ -589,7 +599,10 @@ fn prefetch_worker(shared: &Shared, jobs: crossbeam_channel::Receiver<Arc<Job>>)
             Ok(Ok(p)) => job.publish(Preparation::Ready(p)),
             // The query thread reads what the worker could not stage from storage, and meets
             // the same error there if it is the index's.
-            Ok(Err(_)) => job.publish(Preparation::Skipped),
+            Ok(Err(_)) => {
+                shared.tallies.load_errors.fetch_add(1, Ordering::Relaxed);
+                job.publish(Preparation::Skipped);
+            }
             Err(_) => {
                 shared.tallies.panics.fetch_add(1, Ordering::Relaxed);
                 job.publish(Preparation::Skipped);
@@ -678,9 +691,11 @@ fn hybrid_worker(shared: &Shared, jobs: crossbeam_channel::Receiver<(usize, Term
                         &mut segments,
                     )
                 }));
-                if ensured.is_err() {
-                    shared.tallies.panics.fetch_add(1, Ordering::Relaxed);
-                }
+                match ensured {
+                    Err(_) => shared.tallies.panics.fetch_add(1, Ordering::Relaxed),
+                    Ok(Err(_)) => shared.tallies.load_errors.fetch_add(1, Ordering::Relaxed),
+                    Ok(Ok(_)) => 0,
+                };
             }
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
                 if shared.lock().shutdown {
