@@ -105,7 +105,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         count: true,
         ..SearchOptions::default()
     };
-    let mut pass = |times: &mut Vec<f64>| -> Result<(), Box<dyn std::error::Error>> {
+    let pass = |times: &mut Vec<f64>| -> Result<(), Box<dyn std::error::Error>> {
         for query in &queries {
             let start = Instant::now();
             std::hint::black_box(searcher.search(query, &options)?);

@@ -161,6 +161,7 @@ fn failed_writes_leave_the_last_commit_intact() {
         injected >= 15,
         "{injected} faults injected, {completed} runs whole"
     );
+    eprintln!("rebuilds: {injected} met a fault and left a sound index, {completed} ran whole");
     // A writer after the failures replaces the index and leaves no temporary file behind.
     build_index(
         vec![Input::from_arg(&new_input)],

@@ -366,12 +366,13 @@ pub fn run(
             .or_else(|| report.runs.iter().max_by_key(|r| r.concurrency))
             .expect("at least one run")
             .clone();
-        let queue_depth = server_flag(&config.server_args, "--queue-depth")
-            .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(256);
         let threads = server_flag(&config.server_args, "--threads")
             .and_then(|v| v.parse::<usize>().ok())
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+        // `apcache serve`'s default: 8 waiting requests per query thread.
+        let queue_depth = server_flag(&config.server_args, "--queue-depth")
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(8 * threads);
         let connections = config
             .overload_connections
             .unwrap_or(queue_depth + threads + 64);
@@ -401,13 +402,28 @@ pub fn run(
             Duration::from_secs(1),
         );
         let after = load::read_metrics(addr).ok();
-        report.overload = Some(Overload::new(
+        // Straight after the overload, with no pause: the same closed loop as the reference.
+        progress(&format!(
+            "recovery: HTTP closed loop, concurrency {}, right after the overload",
+            reference.concurrency
+        ));
+        let recovery = load::closed_loop(
+            addr,
+            &targets,
+            reference.concurrency,
+            Duration::ZERO,
+            config.duration,
+            config.api.name(),
+        );
+        let mut overload = Overload::new(
             run,
             &reference,
             queue_depth,
             before.as_deref().and_then(rejected),
             after.as_deref().and_then(rejected),
-        ));
+        );
+        overload.recovery = Some(recovery);
+        report.overload = Some(overload);
     }
 
     let server_answers = if config.agree {

@@ -84,7 +84,12 @@ pub struct Overload {
     pub generator_limited: bool,
     /// The run.
     pub run: OpenLoopRun,
+    /// The reference's closed loop again, started the moment the overload ended.
+    pub recovery: Option<ClosedLoopRun>,
 }
+
+/// The recovery target: QPS right after the overload at least this share of the reference's.
+pub const RECOVERY_QPS_TARGET: f64 = 0.9;
 
 impl Overload {
     /// The judgement of `run` against `reference`.
@@ -110,6 +115,7 @@ impl Overload {
             max_rss_anon: max(|s| s.process_rss_anon),
             generator_limited: (run.sent_late + run.not_sent) as f64 > 0.01 * run.offered as f64,
             run,
+            recovery: None,
         }
     }
 }
@@ -279,6 +285,21 @@ impl ServeReport {
                 o.p99_ratio,
                 format!("<= {OVERLOAD_P99_TARGET}"),
                 o.p99_ratio <= OVERLOAD_P99_TARGET,
+            );
+        }
+        if let Some((o, r)) = self
+            .overload
+            .as_ref()
+            .and_then(|o| Some((o, o.recovery.as_ref()?)))
+        {
+            target(
+                format!(
+                    "recovery: QPS at {} right after the overload / before it",
+                    o.reference_concurrency
+                ),
+                r.qps / o.reference_qps.max(1e-9),
+                format!(">= {RECOVERY_QPS_TARGET}"),
+                r.qps >= RECOVERY_QPS_TARGET * o.reference_qps,
             );
         }
         if let Some(m) = &self.memory {
@@ -460,6 +481,18 @@ impl ServeReport {
                 "  rejections: mean {:.0} µs, p99 {:.0} µs",
                 r.rejected_latency.mean_us, r.rejected_latency.p99_us
             );
+            if let Some(rec) = &o.recovery {
+                let _ = writeln!(
+                    out,
+                    "  recovery, concurrency {} from the moment the overload ended: {:.0} QPS ({:.2}x before), p99 {:.0} µs (before {:.0}), errors {}",
+                    rec.concurrency,
+                    rec.qps,
+                    rec.qps / o.reference_qps.max(1e-9),
+                    rec.latency.p99_us,
+                    o.reference_p99_us,
+                    errors_text(&rec.errors)
+                );
+            }
             if o.generator_limited {
                 let _ = writeln!(
                     out,
