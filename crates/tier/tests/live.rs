@@ -207,3 +207,54 @@ fn refusals_deadlines_and_cancellation() {
         Err(LiveError::ShuttingDown)
     ));
 }
+
+/// One client, one request at a time: in `hybrid-prefetch` the query thread prepares each
+/// job itself (the worker has nothing queued to run ahead of), and the cache still fills and
+/// serves, with every answer exact. A tiny cache makes preparations wait for room.
+#[test]
+fn one_request_at_a_time_is_prepared_by_its_query_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let reader = build(dir.path(), &documents(3000, 13), true);
+    let queries = queries(300, 17);
+    let options = SearchOptions {
+        k: 10,
+        count: true,
+        ..SearchOptions::default()
+    };
+    let searcher = Searcher::new(&reader);
+    for cache_segments in [16, 256] {
+        let service = LiveService::start(
+            stack(dir.path(), ServingMode::HybridPrefetch, cache_segments),
+            LiveConfig {
+                threads: 2,
+                queue_depth: 4,
+            },
+        )
+        .unwrap();
+        for round in 0..2 {
+            for query in &queries {
+                let want = searcher.search(query, &options).unwrap();
+                let got = ask(
+                    &service,
+                    LiveRequest {
+                        query: query.clone(),
+                        options,
+                        deadline: None,
+                    },
+                )
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap()
+                .unwrap();
+                assert_eq!(
+                    got,
+                    (want.total_hits, want.hits.iter().map(|h| h.doc).collect()),
+                    "{cache_segments} segments, round {round}: {query}"
+                );
+            }
+        }
+        let counters = service.counters();
+        assert_eq!(counters.completed, 2 * queries.len() as u64);
+        assert!(counters.cache_hits > 0 && counters.cache.unwrap().terms_loaded > 0);
+        service.shutdown();
+    }
+}

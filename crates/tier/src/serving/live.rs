@@ -140,9 +140,21 @@ pub struct LiveCounters {
 
 type Reply = Box<dyn FnOnce(Result<LiveAnswer, LiveError>) + Send>;
 
-/// Where the worker's preparation of a job stands.
+/// Where the preparation of a job stands.
+///
+/// In `hybrid-prefetch` the worker prepares jobs in admission order, ahead of the query
+/// threads. A query thread that takes a job the worker has not started prepares it itself
+/// (`Claimed`): with nothing queued there is nothing to run ahead of, and handing the job to
+/// the worker and back would only add two thread wake-ups to its latency. The worker then
+/// waits for that job's preparation before it moves on, so jobs are still prepared in order
+/// and a preparation waits for room only on earlier jobs, which always finish.
 enum Preparation {
+    /// Nobody has started it.
     Pending,
+    /// The worker is preparing it.
+    Preparing,
+    /// The query thread that runs it is preparing it.
+    Claimed,
     Ready(Prepared),
     /// Not prepared (cancelled or past its deadline when the worker reached it, or the
     /// worker failed on it); the query thread resolves the terms itself if it still runs it.
@@ -173,16 +185,43 @@ impl Job {
         self.prepared.notify_all();
     }
 
-    fn wait_prepared(&self) -> Option<Prepared> {
+    /// The job's preparation, once published. With `prepare`, a job nobody has started is
+    /// prepared here, by the caller, instead of waiting for the worker.
+    fn wait_prepared(&self, prepare: Option<&mut dyn FnMut() -> Preparation>) -> Option<Prepared> {
         let mut state = self.preparation.lock().expect("job lock");
+        if let (Preparation::Pending, Some(prepare)) = (&*state, prepare) {
+            *state = Preparation::Claimed;
+            drop(state);
+            let preparation = prepare();
+            self.publish(preparation);
+            state = self.preparation.lock().expect("job lock");
+        }
         loop {
             match std::mem::replace(&mut *state, Preparation::Skipped) {
-                Preparation::Pending => {
-                    *state = Preparation::Pending;
-                    state = self.prepared.wait(state).expect("job lock");
-                }
                 Preparation::Ready(p) => return Some(p),
                 Preparation::Skipped => return None,
+                waiting => {
+                    *state = waiting;
+                    state = self.prepared.wait(state).expect("job lock");
+                }
+            }
+        }
+    }
+
+    /// Marks the job as being prepared by the worker, unless a query thread has claimed it;
+    /// then waits until that thread has published its preparation and returns false.
+    fn start_preparing(&self) -> bool {
+        let mut state = self.preparation.lock().expect("job lock");
+        loop {
+            match &*state {
+                Preparation::Pending => {
+                    *state = Preparation::Preparing;
+                    return true;
+                }
+                Preparation::Claimed => {
+                    state = self.prepared.wait(state).expect("job lock");
+                }
+                _ => return false,
             }
         }
     }
@@ -238,6 +277,10 @@ struct Shared {
     queue: Mutex<Queue>,
     changed: Condvar,
     next_seq: AtomicU64,
+    /// The sequence number of the job the prefetch worker takes next: every job before it is
+    /// prepared (or skipped). Only that job may be claimed by a query thread, so that jobs
+    /// are prepared one at a time and in order.
+    worker_next: AtomicU64,
     /// Jobs for the prefetch worker, in admission order (prefetching modes).
     to_worker: Option<crossbeam_channel::Sender<Arc<Job>>>,
     /// Terms queries missed, for the hybrid worker.
@@ -314,6 +357,7 @@ impl LiveService {
             }),
             changed: Condvar::new(),
             next_seq: AtomicU64::new(0),
+            worker_next: AtomicU64::new(0),
             to_worker,
             hybrid_jobs,
             counters: HitCounters::default(),
@@ -471,6 +515,8 @@ fn query_thread(shared: &Shared) {
     let searcher = Searcher::new(shared.reader());
     let mut own_terms = QueryTerms::default();
     let mode = shared.stack.config.mode;
+    let mut layout = TermLayout::default();
+    let mut segments = Vec::new();
     loop {
         let job = {
             let mut queue = shared.lock();
@@ -490,7 +536,14 @@ fn query_thread(shared: &Shared) {
         let queued = job.admitted.elapsed();
         let prepared = match mode {
             ServingMode::Base | ServingMode::Hybrid => None,
-            _ => job.wait_prepared(),
+            ServingMode::HybridPrefetch
+                if shared.worker_next.load(Ordering::Acquire) == job.seq =>
+            {
+                job.wait_prepared(Some(&mut || {
+                    preparation(shared, &job, &mut layout, &mut segments)
+                }))
+            }
+            _ => job.wait_prepared(None),
         };
         let outcome = run_job(shared, &searcher, &mut own_terms, &job, prepared.as_ref());
         if let (Some(cache), Some(p)) = (shared.stack.cache.as_ref(), &prepared) {
@@ -588,25 +641,36 @@ fn prefetch_worker(shared: &Shared, jobs: crossbeam_channel::Receiver<Arc<Job>>)
                 queue = shared.changed.wait(queue).expect("queue lock");
             }
         }
-        if job.is_cancelled() || job.past_deadline() {
-            job.publish(Preparation::Skipped);
-            continue;
+        // Unless the query thread that took it first prepared it.
+        if job.start_preparing() {
+            let preparation = preparation(shared, &job, &mut layout, &mut segments);
+            job.publish(preparation);
         }
-        let prepared = catch_unwind(AssertUnwindSafe(|| {
-            prepare(shared, &job, &mut layout, &mut segments)
-        }));
-        match prepared {
-            Ok(Ok(p)) => job.publish(Preparation::Ready(p)),
-            // The query thread reads what the worker could not stage from storage, and meets
-            // the same error there if it is the index's.
-            Ok(Err(_)) => {
-                shared.tallies.load_errors.fetch_add(1, Ordering::Relaxed);
-                job.publish(Preparation::Skipped);
-            }
-            Err(_) => {
-                shared.tallies.panics.fetch_add(1, Ordering::Relaxed);
-                job.publish(Preparation::Skipped);
-            }
+        shared.worker_next.store(job.seq + 1, Ordering::Release);
+    }
+}
+
+/// Prepares `job` unless it is cancelled or past its deadline: the preparation to publish.
+/// A failure leaves the job to read from storage what could not be staged (and to meet the
+/// same error there if it is the index's); it is counted.
+fn preparation(
+    shared: &Shared,
+    job: &Job,
+    layout: &mut TermLayout,
+    segments: &mut Vec<u32>,
+) -> Preparation {
+    if job.is_cancelled() || job.past_deadline() {
+        return Preparation::Skipped;
+    }
+    match catch_unwind(AssertUnwindSafe(|| prepare(shared, job, layout, segments))) {
+        Ok(Ok(p)) => Preparation::Ready(p),
+        Ok(Err(_)) => {
+            shared.tallies.load_errors.fetch_add(1, Ordering::Relaxed);
+            Preparation::Skipped
+        }
+        Err(_) => {
+            shared.tallies.panics.fetch_add(1, Ordering::Relaxed);
+            Preparation::Skipped
         }
     }
 }
