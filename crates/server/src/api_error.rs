@@ -2,6 +2,7 @@
 //! (Elasticsearch's exception names, so its clients map them as they always do) and a message
 //! for the person who sent it.
 
+use apcache_index::IndexError;
 use axum::http::StatusCode;
 
 /// What went wrong, as Elasticsearch names it.
@@ -39,6 +40,17 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The kind of an index's failure: damaged bytes, storage, or a bug.
+    pub fn of_index(e: &IndexError) -> ErrorKind {
+        match e {
+            IndexError::Corrupt { .. }
+            | IndexError::ChecksumMismatch { .. }
+            | IndexError::Codec { .. } => ErrorKind::CorruptIndex,
+            IndexError::Io { .. } => ErrorKind::Io,
+            _ => ErrorKind::Internal,
+        }
+    }
+
     /// The HTTP status.
     pub fn status(self) -> StatusCode {
         match self {
@@ -113,5 +125,11 @@ impl ApiError {
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         self.kind.status()
+    }
+}
+
+impl From<IndexError> for ApiError {
+    fn from(e: IndexError) -> ApiError {
+        ApiError::new(ErrorKind::of_index(&e), e.to_string())
     }
 }

@@ -58,8 +58,7 @@ impl ServedIndex {
         let Ok(doc) = id.parse::<u32>() else {
             return Ok(None);
         };
-        self.document(doc)
-            .map_err(|e| crate::ApiError::new(crate::ErrorKind::Internal, e.to_string()))
+        self.document(doc).map_err(crate::ApiError::from)
     }
 
     /// The serving mode's name.

@@ -19,7 +19,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::api_error::{ApiError, ErrorKind};
+use crate::api_error::ApiError;
 use crate::app::{body_bytes, json_body, Shared};
 use crate::catalog::ServedIndex;
 use crate::native::{bool_param, count_param, default_operator};
@@ -380,7 +380,7 @@ fn match_all(index: &ServedIndex, request: &Request) -> Result<(u64, bool, Hits)
             match index.document(doc) {
                 Ok(Some(stored)) => (stored.title, stored.body),
                 Ok(None) => continue,
-                Err(e) => return Err(ApiError::new(ErrorKind::Internal, e.to_string())),
+                Err(e) => return Err(ApiError::from(e)),
             }
         } else {
             (String::new(), String::new())

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use apcache_index::query::{parse_query_with_notes, DefaultOperator, Query};
 use apcache_index::search::SearchOptions;
-use apcache_index::IndexError;
 use apcache_tier::serving::{LiveError, LiveRequest};
 use apcache_tier::CacheError;
 
@@ -205,9 +204,7 @@ pub async fn run(
                         match reader_side.document(hit.doc) {
                             Ok(Some(stored)) => (stored.title, stored.body),
                             Ok(None) => (String::new(), String::new()),
-                            Err(e) => {
-                                return Err(ApiError::new(ErrorKind::Internal, e.to_string()))
-                            }
+                            Err(e) => return Err(ApiError::from(e)),
                         }
                     } else {
                         (String::new(), String::new())
@@ -266,22 +263,11 @@ fn live_error(e: LiveError) -> ApiError {
         LiveError::Overloaded(_) => ErrorKind::Overloaded,
         LiveError::TimedOut => ErrorKind::Timeout,
         LiveError::ShuttingDown => ErrorKind::ShuttingDown,
-        LiveError::Index(e) | LiveError::Cache(CacheError::Index(e)) => index_error_kind(e),
+        LiveError::Index(e) | LiveError::Cache(CacheError::Index(e)) => ErrorKind::of_index(e),
         LiveError::Cache(CacheError::Load { .. }) => ErrorKind::Io,
         LiveError::Cancelled | LiveError::Panicked(_) | LiveError::Cache(_) => ErrorKind::Internal,
     };
     ApiError::new(kind, e.to_string())
-}
-
-/// The kind of an index's failure: damage, storage, or a bug.
-fn index_error_kind(e: &IndexError) -> ErrorKind {
-    match e {
-        IndexError::Corrupt { .. }
-        | IndexError::ChecksumMismatch { .. }
-        | IndexError::Codec { .. } => ErrorKind::CorruptIndex,
-        IndexError::Io { .. } => ErrorKind::Io,
-        _ => ErrorKind::Internal,
-    }
 }
 
 #[cfg(test)]
