@@ -95,12 +95,17 @@ pub struct ServingArgs {
     #[arg(long, value_parser = size::bytes)]
     pub memory_limit: Option<u64>,
     /// Read the dictionary, term infos, skip entries and norms from copies placed in this
-    /// directory (a tier mount) before the DRAM limit applies, instead of from storage.
-    #[arg(long)]
+    /// directory (a tier mount) before the DRAM limit applies. Default in the cache modes
+    /// with a directory tier: the tier's directory, so that DRAM holds none of the index.
+    #[arg(long, conflicts_with = "metadata_on_storage")]
     pub metadata_dir: Option<PathBuf>,
+    /// Read the metadata from storage through the page cache (inside any DRAM limit) even
+    /// in the cache modes.
+    #[arg(long)]
+    pub metadata_on_storage: bool,
     /// Copy the metadata into --metadata-dir after the DRAM limit applies, so that it is
     /// charged to the budget (the metadata held in DRAM).
-    #[arg(long, requires = "metadata_dir")]
+    #[arg(long)]
     pub metadata_in_budget: bool,
 }
 
@@ -144,15 +149,33 @@ impl ServingArgs {
                 bandwidth,
             }),
         };
+        let tier = match &self.tier_dir {
+            Some(dir) => TierSpec::Directory(dir.clone()),
+            None => self.tier.clone(),
+        };
+        // In the cache modes the metadata is index data like the postings: it goes to the
+        // tier when the tier is a directory, unless asked otherwise.
+        let metadata_dir = match (&self.metadata_dir, &tier) {
+            (Some(dir), _) => Some(dir.clone()),
+            (None, TierSpec::Directory(dir))
+                if mode.uses_cache() && !self.metadata_on_storage && self.tier_file.is_none() =>
+            {
+                Some(dir.clone())
+            }
+            _ => None,
+        };
+        if self.metadata_in_budget && metadata_dir.is_none() {
+            bail!(
+                "--metadata-in-budget places the metadata in a directory: give --metadata-dir, \
+                 or a directory tier in a cache mode"
+            );
+        }
         Ok(ServingConfig {
             mode,
             cache_bytes: mode
                 .uses_cache()
                 .then(|| self.cache_size.unwrap_or(DEFAULT_CACHE_BYTES)),
-            tier: match &self.tier_dir {
-                Some(dir) => TierSpec::Directory(dir.clone()),
-                None => self.tier.clone(),
-            },
+            tier,
             tier_file: self.tier_file.clone(),
             cache: CacheOptions {
                 segment_size: self.segment_size,
@@ -173,7 +196,7 @@ impl ServingArgs {
                 ..LoaderOptions::default()
             },
             memory_limit: self.memory_limit,
-            metadata_dir: self.metadata_dir.clone(),
+            metadata_dir,
             metadata_in_budget: self.metadata_in_budget,
             cold_start: false,
         })
