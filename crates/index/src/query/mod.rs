@@ -32,6 +32,7 @@
 //!   `&&b`, that is the terms a and b.
 
 mod ast;
+mod canonical;
 mod error;
 mod note;
 mod parser;

@@ -1,0 +1,193 @@
+//! The canonical form of a query, and its packed key: what lets a cache of results answer
+//! `b OR a` from the entry of `a OR b`.
+//!
+//! A [`BoolQuery`]'s clauses of one kind commute: `+a +b` and `+b +a` match the same documents
+//! with the same scores up to the order of a floating-point sum. [`Query::canonical`] sorts
+//! every clause list (by the packed key of each clause), at every depth, and drops repeated
+//! prohibited clauses, the one repetition that cannot change a result (a repeated required or
+//! optional clause adds its score twice, as in Lucene). Two queries are *isomorphic* when
+//! their canonical forms are equal. A cache that evaluates a query in its canonical form
+//! therefore gives isomorphic queries bit-identical answers, whichever of them ran.
+//!
+//! [`Query::canonical_key`] packs a canonical query compactly, as the original design packs
+//! its cache keys: an operator byte, then for a term its length and bytes inline, for a group
+//! the three clause counts and the clauses in order.
+//!
+//! ```text
+//! term:  0x00 | length (VByte) | UTF-8 bytes
+//! group: 0x01 | must count | should count | must_not count (VByte each) | clauses...
+//! ```
+
+use super::ast::{BoolQuery, Query};
+
+const TERM: u8 = 0;
+const GROUP: u8 = 1;
+
+impl Query {
+    /// The canonical form: clause lists sorted and repeated prohibited clauses dropped, at
+    /// every depth. Matches the same documents; isomorphic queries have equal forms.
+    pub fn canonical(&self) -> Query {
+        match self {
+            Query::Term(_) => self.clone(),
+            Query::Bool(b) => {
+                let sorted = |clauses: &[Query], dedup: bool| {
+                    let mut keyed: Vec<(Vec<u8>, Query)> = clauses
+                        .iter()
+                        .map(|clause| {
+                            let clause = clause.canonical();
+                            (clause.canonical_key_of_canonical(), clause)
+                        })
+                        .collect();
+                    keyed.sort_by(|x, y| x.0.cmp(&y.0));
+                    if dedup {
+                        keyed.dedup_by(|x, y| x.0 == y.0);
+                    }
+                    keyed.into_iter().map(|(_, clause)| clause).collect()
+                };
+                Query::Bool(BoolQuery {
+                    must: sorted(&b.must, false),
+                    should: sorted(&b.should, false),
+                    must_not: sorted(&b.must_not, true),
+                })
+            }
+        }
+    }
+
+    /// The packed key of the query's canonical form: equal for two queries exactly when they
+    /// are isomorphic.
+    pub fn canonical_key(&self) -> Vec<u8> {
+        self.canonical().canonical_key_of_canonical()
+    }
+
+    /// The packed key of this query as it is (it must already be canonical for the key to be
+    /// a canonical key).
+    fn canonical_key_of_canonical(&self) -> Vec<u8> {
+        let mut key = Vec::new();
+        self.pack(&mut key);
+        key
+    }
+
+    fn pack(&self, out: &mut Vec<u8>) {
+        match self {
+            Query::Term(term) => {
+                out.push(TERM);
+                write_vbyte(term.len() as u64, out);
+                out.extend_from_slice(term.as_bytes());
+            }
+            Query::Bool(b) => {
+                out.push(GROUP);
+                for clauses in [&b.must, &b.should, &b.must_not] {
+                    write_vbyte(clauses.len() as u64, out);
+                }
+                for clause in b.must.iter().chain(&b.should).chain(&b.must_not) {
+                    clause.pack(out);
+                }
+            }
+        }
+    }
+}
+
+fn write_vbyte(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn term(t: &str) -> Query {
+        Query::Term(t.into())
+    }
+
+    fn group(must: Vec<Query>, should: Vec<Query>, must_not: Vec<Query>) -> Query {
+        Query::Bool(BoolQuery {
+            must,
+            should,
+            must_not,
+        })
+    }
+
+    #[test]
+    fn commuted_clauses_have_one_key_and_repeats_count_where_they_score() {
+        let ab = group(vec![], vec![term("a"), term("b")], vec![]);
+        let ba = group(vec![], vec![term("b"), term("a")], vec![]);
+        assert_eq!(ab.canonical_key(), ba.canonical_key());
+        assert_eq!(ba.canonical(), ab);
+        // A repeated optional clause scores twice: not the same query.
+        let aab = group(vec![], vec![term("a"), term("a"), term("b")], vec![]);
+        assert_ne!(aab.canonical_key(), ab.canonical_key());
+        // A repeated prohibited clause changes nothing.
+        let x = group(vec![term("a")], vec![], vec![term("c"), term("c")]);
+        let y = group(vec![term("a")], vec![], vec![term("c")]);
+        assert_eq!(x.canonical_key(), y.canonical_key());
+        // The kind of a clause matters.
+        let must = group(vec![term("a")], vec![term("b")], vec![]);
+        let should = group(vec![term("b")], vec![term("a")], vec![]);
+        assert_ne!(must.canonical_key(), should.canonical_key());
+        // A term is not a group of one term (they score alike, but keys stay literal).
+        assert_ne!(
+            term("a").canonical_key(),
+            group(vec![term("a")], vec![], vec![]).canonical_key()
+        );
+    }
+
+    const VOCABULARY: [&str; 5] = ["a", "b", "c", "dd", "e"];
+
+    fn tree() -> impl Strategy<Value = Query> {
+        let leaf = prop::sample::select(&VOCABULARY[..]).prop_map(|t| Query::Term(t.into()));
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            let clauses = || prop::collection::vec(inner.clone(), 0..4);
+            (clauses(), clauses(), clauses())
+                .prop_map(|(must, should, must_not)| group(must, should, must_not))
+        })
+    }
+
+    /// `query` with every clause list shuffled by `seed`, at every depth.
+    fn shuffled(query: &Query, seed: &mut u64) -> Query {
+        match query {
+            Query::Term(_) => query.clone(),
+            Query::Bool(b) => {
+                let mut shuffle = |clauses: &[Query]| {
+                    let mut out: Vec<Query> = clauses.iter().map(|c| shuffled(c, seed)).collect();
+                    for i in (1..out.len()).rev() {
+                        *seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        out.swap(i, (*seed >> 33) as usize % (i + 1));
+                    }
+                    out
+                };
+                group(shuffle(&b.must), shuffle(&b.should), shuffle(&b.must_not))
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn the_canonical_form_matches_the_same_documents(query in tree()) {
+            let canonical = query.canonical();
+            for mask in 0..32u32 {
+                let has = |t: &str| {
+                    let i = VOCABULARY.iter().position(|v| *v == t).unwrap();
+                    mask & (1 << i) != 0
+                };
+                prop_assert_eq!(query.matches(&has), canonical.matches(&has));
+            }
+            prop_assert_eq!(canonical.canonical(), canonical.clone(), "idempotent");
+        }
+
+        #[test]
+        fn keys_are_equal_exactly_for_isomorphic_queries(x in tree(), y in tree(), seed in any::<u64>()) {
+            let mut s = seed;
+            let x_shuffled = shuffled(&x, &mut s);
+            prop_assert_eq!(x.canonical_key(), x_shuffled.canonical_key());
+            // Equal keys mean equal canonical forms (the packing is unambiguous).
+            prop_assert_eq!(x.canonical_key() == y.canonical_key(), x.canonical() == y.canonical());
+        }
+    }
+}
