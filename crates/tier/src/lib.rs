@@ -10,6 +10,8 @@
 //!   [`term_layout`], [`eviction`], [`ahead_window`], [`pinned_term`]).
 //! - [`serving`]: the four serving configurations (`base`, `base-prefetch`, `hybrid`,
 //!   `hybrid-prefetch`): query threads, the prefetch worker, and their measurements.
+//! - [`result_cache`]: the parts of a query result cache: a fixed-size byte heap with its
+//!   allocators, and replacement policies.
 #![deny(missing_docs)]
 
 pub mod ahead_window;
@@ -23,6 +25,7 @@ pub mod page_cache;
 pub mod pinned_term;
 pub mod postings_cache;
 pub mod region;
+pub mod result_cache;
 pub mod segment_chains;
 pub mod serving;
 pub mod stack;

@@ -43,7 +43,10 @@ impl FirstFit {
     }
 
     fn remove_free(&mut self, offset: u32) -> u32 {
-        let size = self.free.remove(&offset).expect("a free block at this offset");
+        let size = self
+            .free
+            .remove(&offset)
+            .expect("a free block at this offset");
         let count = self.sizes.get_mut(&size).expect("its size is counted");
         *count -= 1;
         if *count == 0 {
@@ -135,6 +138,10 @@ mod tests {
         ff.free(b);
         assert_eq!(ff.largest_free(), 48);
         assert_eq!(ff.unusable_bytes(), 8);
+        // The hole is too small for 9 bytes (16 reserved), not for 8.
+        assert_eq!(ff.unusable_for(9), 8);
+        assert_eq!(ff.unusable_for(8), 0);
+        assert!((ff.fragmentation() - 8.0 / 56.0).abs() < 1e-12);
         // The 8-byte hole is the first that fits 8 bytes.
         assert_eq!(ff.allocate(1), Some(16));
         ff.free(16);

@@ -91,7 +91,7 @@ mod tests {
 
     #[test]
     fn over_borrowed_memory() {
-        let mut memory = vec![0u8; 64];
+        let mut memory = [0u8; 64];
         let mut heap = ByteHeap::new(&mut memory[..], FirstFit::new(64));
         let a = heap.store(b"hello").unwrap();
         let b = heap.store(b"world!").unwrap();

@@ -44,16 +44,16 @@
 //! as told, evicts only resident keys, LRU evicts exactly the least recently used key, S3-FIFO
 //! matches a slow reference, and DLIRS keeps its stack and queue consistent.
 
-mod allocator;
-mod dlirs;
-mod first_fit;
-mod heap;
-mod lru;
-mod policy;
-mod random;
-mod s3fifo;
+pub mod allocator;
+pub mod dlirs;
+pub mod first_fit;
+pub mod heap;
+pub mod lru;
+pub mod policy;
+pub mod random;
+pub mod s3fifo;
 mod slots;
-mod tlsf;
+pub mod tlsf;
 
 #[cfg(test)]
 mod conformance;

@@ -55,22 +55,33 @@ impl<T> Slots<T> {
 
     /// Removes the entry in `slot` (the caller unlinks it from its lists first).
     pub(crate) fn remove(&mut self, slot: u32) -> (Key, T) {
-        let (key, value) = self.entries[slot as usize].take().expect("an occupied slot");
+        let (key, value) = self.entries[slot as usize]
+            .take()
+            .expect("an occupied slot");
         self.by_key.remove(&key);
         self.spare.push(slot);
         (key, value)
     }
 
     pub(crate) fn key(&self, slot: u32) -> Key {
-        self.entries[slot as usize].as_ref().expect("an occupied slot").0
+        self.entries[slot as usize]
+            .as_ref()
+            .expect("an occupied slot")
+            .0
     }
 
     pub(crate) fn get(&self, slot: u32) -> &T {
-        &self.entries[slot as usize].as_ref().expect("an occupied slot").1
+        &self.entries[slot as usize]
+            .as_ref()
+            .expect("an occupied slot")
+            .1
     }
 
     pub(crate) fn get_mut(&mut self, slot: u32) -> &mut T {
-        &mut self.entries[slot as usize].as_mut().expect("an occupied slot").1
+        &mut self.entries[slot as usize]
+            .as_mut()
+            .expect("an occupied slot")
+            .1
     }
 
     /// Every occupied slot with its key and entry (tests).
@@ -121,12 +132,6 @@ impl List {
 
     pub(crate) fn back(&self) -> Option<u32> {
         (self.back != NIL).then_some(self.back)
-    }
-
-    /// The slot before `slot` (towards the front).
-    pub(crate) fn prev(&self, slot: u32) -> Option<u32> {
-        let p = self.prev[slot as usize];
-        (p != NIL).then_some(p)
     }
 
     /// The slot after `slot` (towards the back).

@@ -260,9 +260,12 @@ impl Tlsf {
             let block = &self.blocks[b as usize];
             assert_eq!(block.offset, expected_offset);
             assert_eq!(block.prev_phys, prev);
-            assert!(block.size > 0 && block.size % ALIGN == 0);
+            assert!(block.size > 0 && block.size.is_multiple_of(ALIGN));
             if block.free {
-                assert!(prev == NIL || !self.blocks[prev as usize].free, "unmerged neighbours");
+                assert!(
+                    prev == NIL || !self.blocks[prev as usize].free,
+                    "unmerged neighbours"
+                );
                 free_blocks += 1;
                 free_bytes += u64::from(block.size);
             } else {
@@ -426,8 +429,9 @@ mod tests {
         }
         assert_eq!(Tlsf::class_round_up(1), 8);
         assert_eq!(Tlsf::class_round_up(520), 528);
-        assert!(Tlsf::same_class(520, 520 + 8));
-        assert!(!Tlsf::same_class(512, 520 + 8));
+        // 512 and 520 bytes (64 and 65 granules) share the class [64, 66) granules.
+        assert!(Tlsf::same_class(512, 520));
+        assert!(!Tlsf::same_class(520, 528));
     }
 
     #[test]
