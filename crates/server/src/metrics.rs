@@ -225,6 +225,45 @@ fn snapshot(state: &Shared) -> Registry {
         "Bytes the storage loaders read",
         &per(&|c| c.loader_bytes),
     );
+    let result = |f: fn(&apcache_tier::result_cache::ResultCacheCounters) -> u64| {
+        per(&move |c| c.result_cache.as_ref().map_or(0, f))
+    };
+    counters(
+        &mut registry,
+        "result_cache_hits",
+        "Requests answered from a result-cache entry of their own",
+        &result(|r| r.hits),
+    );
+    counters(
+        &mut registry,
+        "result_cache_section_hits",
+        "Requests answered from a section of another entry (partial matching)",
+        &result(|r| r.section_hits),
+    );
+    counters(
+        &mut registry,
+        "result_cache_misses",
+        "Result-cache lookups that found nothing",
+        &result(|r| r.misses),
+    );
+    counters(
+        &mut registry,
+        "result_cache_admissions",
+        "Results stored in the result cache",
+        &result(|r| r.admissions),
+    );
+    counters(
+        &mut registry,
+        "result_cache_evictions",
+        "Results evicted from the result cache",
+        &result(|r| r.evictions),
+    );
+    gauges(
+        &mut registry,
+        "result_cache_bytes",
+        "Bytes of the result cache's heap held by entries",
+        &result(|r| r.bytes),
+    );
     gauges(
         &mut registry,
         "postings_cache_segments",

@@ -20,6 +20,7 @@ use crate::cgroup::{format_bytes, MemoryCgroup};
 use crate::loader::{open_loader, Emulation, LoaderKind, LoaderOptions};
 use crate::page_cache;
 use crate::region::{TierRegion, TierSpec};
+use crate::result_cache::{ResultCache, ResultCacheConfig};
 use crate::serving::postings_paths;
 use crate::term_layout::TermLayout;
 use crate::{CacheError, CacheOptions, PostingsCache, ServingMode};
@@ -52,6 +53,8 @@ pub struct ServingConfig {
     /// Drop the index's files from the page cache once the budget applies (a cold start; on
     /// by default whenever a memory limit is set, so the budget sees every index page).
     pub cold_start: bool,
+    /// A cache of query results in front of evaluation (in DRAM), if any.
+    pub result_cache: Option<ResultCacheConfig>,
 }
 
 impl Default for ServingConfig {
@@ -68,6 +71,7 @@ impl Default for ServingConfig {
             metadata_dir: None,
             metadata_in_budget: false,
             cold_start: false,
+            result_cache: None,
         }
     }
 }
@@ -164,6 +168,8 @@ pub struct ServingStack {
     pub reader: IndexReader,
     /// The postings cache (cache modes).
     pub cache: Option<PostingsCache>,
+    /// The result cache, when configured.
+    pub result_cache: Option<ResultCache>,
     /// The DRAM budget's cgroup, when one was asked for and could be joined.
     pub cgroup: Option<MemoryCgroup>,
     /// What the tier is, for reports.
@@ -362,6 +368,7 @@ impl ServingStack {
             dram_description,
             warnings,
             placed,
+            result_cache: config.result_cache.map(ResultCache::new),
         })
     }
 

@@ -118,7 +118,7 @@ fn search_served(
     options: SearchOptions,
     mode: apcache_tier::ServingMode,
 ) -> anyhow::Result<(Arc<ServingStack>, SearchResult)> {
-    let config = args.serving.config(mode)?;
+    let config = args.serving.config(mode, &args.dir)?;
     let stack = Arc::new(
         ServingStack::assemble(&args.dir, &config, |step| eprintln!("{step}"))
             .with_context(|| format!("cannot serve {}", args.dir.display()))?,

@@ -87,7 +87,7 @@ pub fn open_catalog(args: &ServeArgs) -> anyhow::Result<Catalog> {
     let mut catalog = Catalog::new();
     for arg in &args.indexes {
         let (name, path) = name_and_path(arg)?;
-        let config = args.serving.config(mode)?;
+        let config = args.serving.config(mode, &path)?;
         let stack = ServingStack::assemble(&path, &config, |step| eprintln!("{name}: {step}"))
             .with_context(|| format!("cannot serve {}", path.display()))?;
         for warning in &stack.warnings {

@@ -1,13 +1,14 @@
 //! How an index is served: the mode, the tier, the postings cache, the storage loader and the
 //! DRAM budget, parsed into one [`ServingConfig`] for `serve`, `search` and the benchmarks.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::bail;
 use apcache_tier::eviction::EvictionPolicy;
 use apcache_tier::loader::{Emulation, LoaderKind, LoaderOptions};
 use apcache_tier::region::TierSpec;
+use apcache_tier::result_cache::{AllocatorKind, Matching, PolicyKind, ResultCacheConfig};
 use apcache_tier::stack::ServingConfig;
 use apcache_tier::{CacheOptions, ServingMode};
 use clap::{Args, ValueEnum};
@@ -107,6 +108,93 @@ pub struct ServingArgs {
     /// charged to the budget (the metadata held in DRAM).
     #[arg(long)]
     pub metadata_in_budget: bool,
+    /// A cache of query results in front of evaluation, of this size: bytes (`64MiB`) or a
+    /// share of the index's searchable bytes (`10%`). None by default.
+    #[arg(long, value_parser = parse_cache_size)]
+    pub result_cache_size: Option<CacheSize>,
+    /// Which cached result leaves first.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "lru",
+        requires = "result_cache_size"
+    )]
+    pub result_cache_policy: ResultPolicyArg,
+    /// How entries are placed in the result cache's heap.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "tlsf",
+        requires = "result_cache_size"
+    )]
+    pub result_cache_allocator: ResultAllocatorArg,
+    /// How a request matches a cached result: `exact`, `isomorphic` (up to the order of
+    /// commuting clauses), `partial1` (also a single term from a cached disjunction of terms).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "isomorphic",
+        requires = "result_cache_size"
+    )]
+    pub result_match: ResultMatchArg,
+    /// Cache only the results of queries whose rarest term has at least this many postings.
+    #[arg(long, default_value_t = 0, requires = "result_cache_size")]
+    pub result_cache_min_postings: u64,
+    /// Split the result cache into this many shards by key hash (each its own lock).
+    #[arg(long, default_value_t = 1, requires = "result_cache_size")]
+    pub result_caches: usize,
+}
+
+/// A result cache's size: bytes, or a share of the index.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CacheSize {
+    /// Bytes.
+    Bytes(u64),
+    /// Percent of the index's searchable bytes.
+    Percent(f64),
+}
+
+fn parse_cache_size(text: &str) -> Result<CacheSize, String> {
+    match text.trim().strip_suffix('%') {
+        Some(p) => match p.trim().parse::<f64>() {
+            Ok(p) if p > 0.0 && p <= 1000.0 => Ok(CacheSize::Percent(p)),
+            _ => Err(format!("{text:?} is not a percentage between 0 and 1000")),
+        },
+        None => size::bytes(text).map(CacheSize::Bytes),
+    }
+}
+
+/// Result cache policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ResultPolicyArg {
+    /// Random victims (the baseline).
+    Random,
+    /// Least recently used.
+    Lru,
+    /// DLIRS: LIRS with a dynamic split between its LIR and HIR sets.
+    Dlirs,
+    /// S3-FIFO: small, main and ghost FIFO queues.
+    S3fifo,
+}
+
+/// Result cache allocators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ResultAllocatorArg {
+    /// First fit over an address-ordered free list.
+    FirstFit,
+    /// Two-level segregated fit.
+    Tlsf,
+}
+
+/// Result matching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ResultMatchArg {
+    /// The same query.
+    Exact,
+    /// The same query up to the order of commuting clauses.
+    Isomorphic,
+    /// Isomorphic, or a single term from a cached disjunction holding it.
+    Partial1,
 }
 
 /// The cache size when a cache mode is chosen without `--cache-size`.
@@ -140,8 +228,46 @@ impl ServingArgs {
         }))
     }
 
-    /// The serving configuration in `mode`.
-    pub fn config(&self, mode: ServingMode) -> anyhow::Result<ServingConfig> {
+    /// The result cache asked for, sized for the index in `index`.
+    fn result_cache(&self, index: &Path) -> anyhow::Result<Option<ResultCacheConfig>> {
+        let Some(size) = self.result_cache_size else {
+            return Ok(None);
+        };
+        let bytes = match size {
+            CacheSize::Bytes(bytes) => bytes,
+            CacheSize::Percent(p) => {
+                let manifest = apcache_index::Manifest::load(index)?;
+                (manifest.search_bytes() as f64 * p / 100.0) as u64
+            }
+        };
+        if self.result_caches == 0 {
+            bail!("--result-caches must be at least 1");
+        }
+        Ok(Some(ResultCacheConfig {
+            bytes,
+            policy: match self.result_cache_policy {
+                ResultPolicyArg::Random => PolicyKind::Random,
+                ResultPolicyArg::Lru => PolicyKind::Lru,
+                ResultPolicyArg::Dlirs => PolicyKind::Dlirs,
+                ResultPolicyArg::S3fifo => PolicyKind::S3Fifo,
+            },
+            allocator: match self.result_cache_allocator {
+                ResultAllocatorArg::FirstFit => AllocatorKind::FirstFit,
+                ResultAllocatorArg::Tlsf => AllocatorKind::Tlsf,
+            },
+            matching: match self.result_match {
+                ResultMatchArg::Exact => Matching::Exact,
+                ResultMatchArg::Isomorphic => Matching::Isomorphic,
+                ResultMatchArg::Partial1 => Matching::Partial1,
+            },
+            min_postings: self.result_cache_min_postings,
+            shards: self.result_caches,
+            seed: 1,
+        }))
+    }
+
+    /// The serving configuration in `mode` for the index in `index`.
+    pub fn config(&self, mode: ServingMode, index: &Path) -> anyhow::Result<ServingConfig> {
         let emulation = match (self.emulate_latency_us, self.emulate_bandwidth) {
             (None, None) => None,
             (latency, bandwidth) => Some(Emulation {
@@ -199,6 +325,7 @@ impl ServingArgs {
             metadata_dir,
             metadata_in_budget: self.metadata_in_budget,
             cold_start: false,
+            result_cache: self.result_cache(index)?,
         })
     }
 }

@@ -35,7 +35,7 @@ impl Query {
                         .iter()
                         .map(|clause| {
                             let clause = clause.canonical();
-                            (clause.canonical_key_of_canonical(), clause)
+                            (clause.packed_key(), clause)
                         })
                         .collect();
                     keyed.sort_by(|x, y| x.0.cmp(&y.0));
@@ -56,12 +56,12 @@ impl Query {
     /// The packed key of the query's canonical form: equal for two queries exactly when they
     /// are isomorphic.
     pub fn canonical_key(&self) -> Vec<u8> {
-        self.canonical().canonical_key_of_canonical()
+        self.canonical().packed_key()
     }
 
-    /// The packed key of this query as it is (it must already be canonical for the key to be
-    /// a canonical key).
-    fn canonical_key_of_canonical(&self) -> Vec<u8> {
+    /// This query packed as it is, in the form of [`Query::canonical_key`]: equal for two
+    /// queries exactly when they are equal.
+    pub fn packed_key(&self) -> Vec<u8> {
         let mut key = Vec::new();
         self.pack(&mut key);
         key

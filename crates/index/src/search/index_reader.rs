@@ -19,6 +19,8 @@ pub struct IndexReader {
     total_tokens: u64,
     /// Each segment's own BM25 (its blocks' best postings were chosen with it).
     segment_bm25: Vec<Bm25>,
+    /// The generation of the commit this reader opened.
+    generation: u64,
 }
 
 /// How an index is read at query time.
@@ -76,7 +78,14 @@ impl IndexReader {
             segments,
             doc_count,
             segment_bm25,
+            generation: manifest.generation,
         })
+    }
+
+    /// The generation of the commit this reader opened: it grows with every commit, so a
+    /// result computed against this reader is valid exactly as long as the generation is.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Whether block bounds of segment `i` may use its best postings under `bm25`.

@@ -27,12 +27,12 @@
 //!   [`Random`] (the baseline), [`Lru`], [`S3Fifo`] and [`Dlirs`]. The protocol a cache
 //!   follows with a policy is on the trait.
 //!
-//! # Still to come
-//!
-//! The cache itself is built on top of these: the key of a query (its normalised terms and
-//! options, hashed to the `u64` the policies see), matching a request against a stored entry
-//! (comparing the full key on a hash match), the layout of a stored result, invalidation when
-//! the index changes, its statistics, and its place in the serving stack.
+//! - [`ResultCache`]: the cache on top of them, in shards by key hash. [`ResultKey`] packs a
+//!   query (its canonical form unless matching is exact), its options and the index
+//!   generation; an entry stores its key in full, so a hash collision is a miss and an entry
+//!   of another generation is never served. [`Matching`] says how requests match entries:
+//!   exactly, up to the order of commuting clauses, or partially (a single term answered
+//!   from the section a disjunction's entry holds for it, itself that term's evaluation).
 //!
 //! # Testing
 //!
@@ -45,7 +45,9 @@
 //! matches a slow reference, and DLIRS keeps its stack and queue consistent.
 
 pub mod allocator;
+mod cache;
 pub mod dlirs;
+mod entry;
 pub mod first_fit;
 pub mod heap;
 pub mod lru;
@@ -59,7 +61,9 @@ pub mod tlsf;
 mod conformance;
 
 pub use allocator::{reserved_len, Allocator, AllocatorKind, ALIGN};
+pub use cache::{Matching, ResultCache, ResultCacheConfig, ResultCacheCounters};
 pub use dlirs::Dlirs;
+pub use entry::{CachedResult, ResultKey};
 pub use first_fit::FirstFit;
 pub use heap::ByteHeap;
 pub use lru::Lru;

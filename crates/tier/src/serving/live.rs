@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 use apcache_index::format::HEADER_LEN;
 use apcache_index::query::Query;
 use apcache_index::search::{
-    CancelScope, IndexReader, PostingsSource, QueryTerms, SearchOptions, SearchResult, Searcher,
-    TermEntry,
+    CancelScope, IndexReader, PostingsSource, QueryTerms, SearchOptions, SearchResult, SearchStats,
+    Searcher, TermEntry,
 };
 use apcache_index::IndexError;
 
@@ -38,6 +38,7 @@ use super::sources::{CacheSource, HitCounters};
 use crate::cache_error::CacheError;
 use crate::loader::{open_loader, LoaderKind, LoaderOptions, StorageLoader};
 use crate::postings_cache::{CacheCounters, Ensured, Prefetch};
+use crate::result_cache::{CachedResult, ResultCacheCounters, ResultKey};
 use crate::stack::ServingStack;
 use crate::term_layout::TermLayout;
 
@@ -73,6 +74,8 @@ pub struct LiveAnswer {
     pub queued: Duration,
     /// Time spent evaluating.
     pub evaluated: Duration,
+    /// Whether the answer came from the result cache (without evaluation).
+    pub from_cache: bool,
 }
 
 /// Why a request got no answer.
@@ -122,6 +125,10 @@ pub struct LiveCounters {
     /// Terms the cache could not load (a failed storage read, damaged bytes); the queries that
     /// needed them read them from the postings file instead, and fail only if that fails.
     pub load_errors: u64,
+    /// Requests answered by the result cache, without being queued.
+    pub result_cache_hits: u64,
+    /// The result cache's own counters, when there is one.
+    pub result_cache: Option<ResultCacheCounters>,
     /// Requests waiting now.
     pub queued: u64,
     /// Term reads served from the tier.
@@ -164,6 +171,9 @@ enum Preparation {
 struct Job {
     seq: u64,
     request: LiveRequest,
+    /// The request's key in the result cache, when there is one (its query is then in the
+    /// form the cache evaluates).
+    result_key: Option<ResultKey>,
     admitted: Instant,
     cancel: Arc<AtomicBool>,
     preparation: Mutex<Preparation>,
@@ -269,6 +279,7 @@ struct Tallies {
     panics: AtomicU64,
     failed: AtomicU64,
     load_errors: AtomicU64,
+    result_cache_hits: AtomicU64,
 }
 
 struct Shared {
@@ -409,6 +420,38 @@ impl LiveService {
     ) -> Result<Ticket, LiveError> {
         let shared = &self.shared;
         let cancel = Arc::new(AtomicBool::new(false));
+        // A result cache answers before the queue.
+        let mut request = request;
+        let result_key = match shared.stack.result_cache.as_ref() {
+            Some(cache) => {
+                request.query = cache.evaluated_form(&request.query);
+                let key = cache.key(
+                    shared.reader().generation(),
+                    &request.query,
+                    &request.options,
+                );
+                if let Some(hit) = cache.get(&key) {
+                    shared
+                        .tallies
+                        .result_cache_hits
+                        .fetch_add(1, Ordering::Relaxed);
+                    reply(Ok(LiveAnswer {
+                        result: SearchResult {
+                            total_hits: hit.total_hits,
+                            total_hits_exact: hit.total_hits_exact,
+                            hits: hit.hits,
+                            stats: SearchStats::default(),
+                        },
+                        queued: Duration::ZERO,
+                        evaluated: Duration::ZERO,
+                        from_cache: true,
+                    }));
+                    return Ok(Ticket { cancel });
+                }
+                Some(key)
+            }
+            None => None,
+        };
         let mut queue = shared.lock();
         if queue.shutdown {
             return Err(LiveError::ShuttingDown);
@@ -422,6 +465,7 @@ impl LiveService {
         let job = Arc::new(Job {
             seq: shared.next_seq.fetch_add(1, Ordering::Relaxed),
             request,
+            result_key,
             admitted: Instant::now(),
             cancel: cancel.clone(),
             preparation: Mutex::new(Preparation::Pending),
@@ -456,6 +500,8 @@ impl LiveService {
             panics: t.panics.load(Ordering::Relaxed),
             failed: t.failed.load(Ordering::Relaxed),
             load_errors: t.load_errors.load(Ordering::Relaxed),
+            result_cache_hits: t.result_cache_hits.load(Ordering::Relaxed),
+            result_cache: shared.stack.result_cache.as_ref().map(|c| c.counters()),
             queued: shared.lock().jobs.len() as u64,
             cache_hits: shared.counters.hits.load(Ordering::Relaxed),
             cache_misses: shared.counters.misses.load(Ordering::Relaxed),
@@ -561,6 +607,7 @@ fn query_thread(shared: &Shared) {
             result,
             queued,
             evaluated,
+            from_cache: false,
         }));
     }
 }
@@ -598,12 +645,29 @@ fn run_job(
             jobs: shared.hybrid_jobs.as_ref(),
             count_hits: mode == ServingMode::Hybrid,
         });
-        Ok(searcher.search_resolved(
-            &job.request.query,
-            terms,
-            &job.request.options,
-            source.as_ref().map(|s| s as &dyn PostingsSource),
-        )?)
+        let source = source.as_ref().map(|s| s as &dyn PostingsSource);
+        let result =
+            searcher.search_resolved(&job.request.query, terms, &job.request.options, source)?;
+        if let (Some(cache), Some(key)) = (shared.stack.result_cache.as_ref(), &job.result_key) {
+            // A disjunction of terms stores each term's own answer beside its own (partial
+            // matching): each is evaluated as the single-term query it answers.
+            let mut sections = Vec::new();
+            for term in cache.section_terms(&job.request.query) {
+                let single = Query::Term(term);
+                let answer =
+                    searcher.search_resolved(&single, terms, &job.request.options, source)?;
+                let section_key =
+                    cache.key(shared.reader().generation(), &single, &job.request.options);
+                sections.push((section_key, CachedResult::of(&answer)));
+            }
+            let shortest = terms
+                .iter()
+                .map(|(term, _)| terms.doc_freq(term))
+                .min()
+                .unwrap_or(0);
+            cache.insert(key, &CachedResult::of(&result), &sections, shortest);
+        }
+        Ok(result)
     }));
     match evaluated {
         Ok(Ok(result)) => Ok((result, started.elapsed())),

@@ -500,7 +500,7 @@ fn tiered_queries(
         anyhow::bail!("--mode runs take neither --peers, --plot nor --csv (use --json)");
     }
     let config = TieredConfig {
-        serving: args.serving.config(mode)?,
+        serving: args.serving.config(mode, &args.dir)?,
         threads: args.threads,
         search: args.query_args.options(args.k, args.count),
         warmup: args.warmup,

@@ -1,0 +1,566 @@
+//! [`ResultCache`]: answers of queries seen before, kept in a fixed heap.
+//!
+//! A request's [`ResultKey`] (the query, its options and the index generation) is looked up
+//! before the request is queued; a hit answers it at once, without evaluation. On a miss the
+//! query is evaluated and its answer offered to the cache, which admits it or not (the
+//! policy, and `min_postings`: only queries whose shortest posting list is at least that
+//! long, since a short list is cheap to evaluate again).
+//!
+//! The cache is split into `shards` by key hash, each with its own lock, heap and policy: one
+//! shard is one lock every query thread contends for, one shard per thread divides the bytes
+//! (and so the hit rate) among them. Matching is exact, isomorphic (the canonical form of
+//! the query is both the key and what is evaluated, so `b OR a` hits the entry of `a OR b`
+//! and gets exactly what its own evaluation would give), or partial (isomorphic, and a
+//! single-term query is also answered from the section a disjunction's entry holds for
+//! that term; the section is that term's own evaluation, so the answer is exact too).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use apcache_index::query::Query;
+use apcache_index::search::SearchOptions;
+
+use super::entry::{find_in_entry, hash_of, pack_entry, section_keys, CachedResult, ResultKey};
+use super::{Allocator, AllocatorKind, ByteHeap, Key, Policy, PolicyKind};
+
+/// How a request is matched against the stored entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Matching {
+    /// The same query, clause for clause.
+    Exact,
+    /// The same query up to the order of commuting clauses.
+    Isomorphic,
+    /// Isomorphic, and a single term from the section of a disjunction of terms that holds it.
+    Partial1,
+}
+
+impl Matching {
+    /// Every kind, for the experiments.
+    pub const ALL: [Matching; 3] = [Matching::Exact, Matching::Isomorphic, Matching::Partial1];
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Matching::Exact => "exact",
+            Matching::Isomorphic => "isomorphic",
+            Matching::Partial1 => "partial1",
+        }
+    }
+
+    /// The kind named `name`.
+    pub fn from_name(name: &str) -> Option<Matching> {
+        Matching::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// How a result cache is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResultCacheConfig {
+    /// Bytes of the heap, all shards together.
+    pub bytes: u64,
+    /// Replacement policy.
+    pub policy: PolicyKind,
+    /// Allocator inside the heap.
+    pub allocator: AllocatorKind,
+    /// How requests match entries.
+    pub matching: Matching,
+    /// Admit only queries whose shortest posting list has at least this many postings.
+    pub min_postings: u64,
+    /// Independent shards (by key hash), each with its own lock.
+    pub shards: usize,
+    /// Seed of the random policy.
+    pub seed: u64,
+}
+
+impl Default for ResultCacheConfig {
+    fn default() -> Self {
+        ResultCacheConfig {
+            bytes: 64 << 20,
+            policy: PolicyKind::Lru,
+            allocator: AllocatorKind::Tlsf,
+            matching: Matching::Isomorphic,
+            min_postings: 1,
+            shards: 1,
+            seed: 1,
+        }
+    }
+}
+
+/// A stored entry.
+#[derive(Debug, Clone, Copy)]
+struct Stored {
+    offset: u32,
+    len: u32,
+}
+
+struct Shard {
+    heap: ByteHeap<Vec<u8>, Box<dyn Allocator + Send>>,
+    policy: Box<dyn Policy + Send>,
+    entries: HashMap<Key, Stored>,
+    /// Sections by the hash of their key: the hash of the entry that holds them.
+    sections: HashMap<Key, Key>,
+}
+
+/// The cache's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResultCacheCounters {
+    /// Lookups answered from an entry's own result.
+    pub hits: u64,
+    /// Lookups answered from a section of another entry (partial matching).
+    pub section_hits: u64,
+    /// Lookups that found nothing.
+    pub misses: u64,
+    /// Results stored.
+    pub admissions: u64,
+    /// Results refused (by the policy, the admission threshold, or too large for a shard).
+    pub refusals: u64,
+    /// Entries evicted.
+    pub evictions: u64,
+    /// Bytes held by entries now.
+    pub bytes: u64,
+    /// Entries now.
+    pub entries: u64,
+    /// Heap bytes now free but in blocks smaller than the largest, over all shards.
+    pub unusable_bytes: u64,
+}
+
+/// Allocation times, in 20 ns buckets up to 20 µs.
+struct AllocTimes {
+    buckets: Vec<AtomicU64>,
+}
+
+const ALLOC_BUCKET_NS: u64 = 20;
+
+impl AllocTimes {
+    fn new() -> AllocTimes {
+        AllocTimes {
+            buckets: (0..1001).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn record(&self, ns: u64) {
+        let i = ((ns / ALLOC_BUCKET_NS) as usize).min(self.buckets.len() - 1);
+        self.buckets[i].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn percentile(&self, p: f64) -> Option<u64> {
+        let counts: Vec<u64> = self
+            .buckets
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect();
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let rank = ((total as f64 * p).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, c) in counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Some((i as u64 + 1) * ALLOC_BUCKET_NS);
+            }
+        }
+        None
+    }
+}
+
+/// A cache of query results in a fixed heap. `Send + Sync`: query threads share one.
+pub struct ResultCache {
+    config: ResultCacheConfig,
+    shards: Vec<Mutex<Shard>>,
+    hits: AtomicU64,
+    section_hits: AtomicU64,
+    misses: AtomicU64,
+    admissions: AtomicU64,
+    refusals: AtomicU64,
+    evictions: AtomicU64,
+    alloc_times: AllocTimes,
+}
+
+impl ResultCache {
+    /// An empty cache of `config.bytes` bytes in `config.shards` shards.
+    pub fn new(config: ResultCacheConfig) -> ResultCache {
+        let shards = config.shards.max(1);
+        let per_shard = (config.bytes / shards as u64).min(u64::from(u32::MAX) & !7) as u32;
+        let shards = (0..shards)
+            .map(|i| {
+                Mutex::new(Shard {
+                    heap: ByteHeap::new(
+                        vec![0u8; per_shard as usize],
+                        config.allocator.build(per_shard),
+                    ),
+                    policy: config
+                        .policy
+                        .build(u64::from(per_shard), config.seed.wrapping_add(i as u64)),
+                    entries: HashMap::new(),
+                    sections: HashMap::new(),
+                })
+            })
+            .collect();
+        ResultCache {
+            config,
+            shards,
+            hits: AtomicU64::new(0),
+            section_hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            admissions: AtomicU64::new(0),
+            refusals: AtomicU64::new(0),
+            evictions: AtomicU64::new(0),
+            alloc_times: AllocTimes::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ResultCacheConfig {
+        &self.config
+    }
+
+    /// The form in which `query` must be evaluated for its answer to be cached: its canonical
+    /// form unless matching is exact.
+    pub fn evaluated_form(&self, query: &Query) -> Query {
+        match self.config.matching {
+            Matching::Exact => query.clone(),
+            _ => query.canonical(),
+        }
+    }
+
+    /// The key of `query` (as given or evaluated) with `options`, against `generation`.
+    pub fn key(&self, generation: u64, query: &Query, options: &SearchOptions) -> ResultKey {
+        ResultKey::new(
+            generation,
+            query,
+            options,
+            self.config.matching != Matching::Exact,
+        )
+    }
+
+    /// The single terms a disjunction's entry holds sections for (partial matching): the
+    /// terms of a query made only of optional single-term clauses, two or more of them.
+    pub fn section_terms(&self, query: &Query) -> Vec<String> {
+        if self.config.matching != Matching::Partial1 {
+            return Vec::new();
+        }
+        match query {
+            Query::Bool(b)
+                if b.must.is_empty()
+                    && b.must_not.is_empty()
+                    && b.should.len() >= 2
+                    && b.should.iter().all(|c| matches!(c, Query::Term(_))) =>
+            {
+                let mut terms: Vec<String> = b
+                    .should
+                    .iter()
+                    .filter_map(|c| match c {
+                        Query::Term(t) => Some(t.clone()),
+                        Query::Bool(_) => None,
+                    })
+                    .collect();
+                terms.dedup();
+                terms
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn shard(&self, hash: u64) -> &Mutex<Shard> {
+        &self.shards[(hash % self.shards.len() as u64) as usize]
+    }
+
+    /// The stored answer for `key`, if any.
+    pub fn get(&self, key: &ResultKey) -> Option<CachedResult> {
+        let found = {
+            let mut shard = self.shard(key.hash()).lock().expect("result cache lock");
+            let shard = &mut *shard;
+            match shard.entries.get(&key.hash()) {
+                Some(stored) => {
+                    let bytes = shard.heap.bytes(stored.offset, stored.len);
+                    let found = find_in_entry(bytes, key.bytes()).filter(|(_, section)| !section);
+                    if found.is_some() {
+                        shard.policy.on_hit(key.hash());
+                    }
+                    found.map(|(r, _)| r)
+                }
+                None => None,
+            }
+        };
+        if let Some(result) = found {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Some(result);
+        }
+        if self.config.matching == Matching::Partial1 {
+            let owner = self
+                .shard(key.hash())
+                .lock()
+                .expect("result cache lock")
+                .sections
+                .get(&key.hash())
+                .copied();
+            if let Some(owner) = owner {
+                let mut shard = self.shard(owner).lock().expect("result cache lock");
+                let shard = &mut *shard;
+                if let Some(stored) = shard.entries.get(&owner) {
+                    let bytes = shard.heap.bytes(stored.offset, stored.len);
+                    if let Some((result, true)) = find_in_entry(bytes, key.bytes()) {
+                        shard.policy.on_hit(owner);
+                        self.section_hits.fetch_add(1, Ordering::Relaxed);
+                        return Some(result);
+                    }
+                }
+            }
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        None
+    }
+
+    /// Offers the answer `result` of `key`, with the sections it holds, to the cache;
+    /// `shortest_list` is the document frequency of the query's rarest term. Whether it was
+    /// stored.
+    pub fn insert(
+        &self,
+        key: &ResultKey,
+        result: &CachedResult,
+        sections: &[(ResultKey, CachedResult)],
+        shortest_list: u64,
+    ) -> bool {
+        if shortest_list < self.config.min_postings {
+            self.refusals.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        let packed = pack_entry(key, result, sections);
+        let Ok(len) = u32::try_from(packed.len()) else {
+            self.refusals.fetch_add(1, Ordering::Relaxed);
+            return false;
+        };
+        let hash = key.hash();
+        let mut evicted_sections = Vec::new();
+        let stored = {
+            let mut guard = self.shard(hash).lock().expect("result cache lock");
+            let shard = &mut *guard;
+            // A collision or a repeat: the old entry goes.
+            if shard.entries.contains_key(&hash) {
+                shard.policy.remove(hash);
+                evicted_sections.extend(Self::drop_entry(shard, hash));
+            }
+            let size = super::reserved_len(len);
+            if !shard.policy.on_insert(hash, size) {
+                drop(guard);
+                self.refusals.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+            let mut stored = None;
+            loop {
+                while shard.policy.over_capacity() {
+                    match shard.policy.evict() {
+                        Some(victim) if victim == hash => break,
+                        Some(victim) => {
+                            evicted_sections.extend(Self::drop_entry(shard, victim));
+                            self.evictions.fetch_add(1, Ordering::Relaxed);
+                        }
+                        None => break,
+                    }
+                }
+                if !shard.policy.contains(hash) {
+                    break;
+                }
+                let started = Instant::now();
+                let offset = shard.heap.store(&packed);
+                self.alloc_times.record(started.elapsed().as_nanos() as u64);
+                if let Some(offset) = offset {
+                    shard.entries.insert(hash, Stored { offset, len });
+                    stored = Some(());
+                    break;
+                }
+                // Fragmentation: free bytes, but no block large enough. Evict more.
+                match shard.policy.evict() {
+                    Some(victim) if victim == hash => break,
+                    Some(victim) => {
+                        evicted_sections.extend(Self::drop_entry(shard, victim));
+                        self.evictions.fetch_add(1, Ordering::Relaxed);
+                    }
+                    None => break,
+                }
+            }
+            if stored.is_none() {
+                shard.policy.remove(hash);
+            }
+            stored.is_some()
+        };
+        // Section pointers of evicted entries, and the new entry's own.
+        for section in evicted_sections {
+            let mut shard = self.shard(section.0).lock().expect("result cache lock");
+            if shard.sections.get(&section.0) == Some(&section.1) {
+                shard.sections.remove(&section.0);
+            }
+        }
+        if stored {
+            for (section_key, _) in sections {
+                self.shard(section_key.hash())
+                    .lock()
+                    .expect("result cache lock")
+                    .sections
+                    .insert(section_key.hash(), hash);
+            }
+            self.admissions.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.refusals.fetch_add(1, Ordering::Relaxed);
+        }
+        stored
+    }
+
+    /// Frees the entry `hash` (the policy has already let it go); returns the (section hash,
+    /// owner) pairs whose pointers must be dropped.
+    fn drop_entry(shard: &mut Shard, hash: Key) -> Vec<(Key, Key)> {
+        let Some(stored) = shard.entries.remove(&hash) else {
+            return Vec::new();
+        };
+        let keys = section_keys(shard.heap.bytes(stored.offset, stored.len));
+        shard.heap.free(stored.offset);
+        keys.iter().map(|k| (hash_of(k), hash)).collect()
+    }
+
+    /// The counters now.
+    pub fn counters(&self) -> ResultCacheCounters {
+        let mut counters = ResultCacheCounters {
+            hits: self.hits.load(Ordering::Relaxed),
+            section_hits: self.section_hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            admissions: self.admissions.load(Ordering::Relaxed),
+            refusals: self.refusals.load(Ordering::Relaxed),
+            evictions: self.evictions.load(Ordering::Relaxed),
+            ..ResultCacheCounters::default()
+        };
+        for shard in &self.shards {
+            let shard = shard.lock().expect("result cache lock");
+            let allocator = shard.heap.allocator();
+            counters.bytes += allocator.capacity() - allocator.free_bytes();
+            counters.entries += shard.entries.len() as u64;
+            counters.unusable_bytes += allocator.unusable_bytes();
+        }
+        counters
+    }
+
+    /// The allocation time at percentile `p` (0 to 1), nanoseconds (20 ns resolution).
+    pub fn allocation_ns(&self, p: f64) -> Option<u64> {
+        self.alloc_times.percentile(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apcache_index::search::Hit;
+    use proptest::prelude::*;
+
+    fn result(seed: u32, n: u32) -> CachedResult {
+        CachedResult {
+            total_hits: u64::from(seed) * 1000 + u64::from(n),
+            total_hits_exact: seed.is_multiple_of(2),
+            hits: (0..n)
+                .map(|i| Hit {
+                    doc: seed * 31 + i,
+                    score: seed as f32 + i as f32 / 8.0,
+                })
+                .collect(),
+        }
+    }
+
+    fn term(t: u32) -> Query {
+        Query::Term(format!("t{t}"))
+    }
+
+    proptest! {
+        /// Random inserts and lookups on a tiny heap: a lookup finds nothing or exactly what
+        /// was last stored under its key (its own entry or a section), for every policy,
+        /// allocator and shard count; the heap never holds more than its bytes.
+        #[test]
+        fn a_lookup_gives_what_was_stored_or_nothing(
+            ops in prop::collection::vec((0u32..40, 0u32..40, 0u32..12, any::<bool>()), 1..300),
+            policy in prop::sample::select(PolicyKind::ALL.to_vec()),
+            allocator in prop::sample::select(AllocatorKind::ALL.to_vec()),
+            shards in 1usize..4,
+        ) {
+            let cache = ResultCache::new(ResultCacheConfig {
+                bytes: 4096,
+                policy,
+                allocator,
+                matching: Matching::Partial1,
+                min_postings: 1,
+                shards,
+                seed: 7,
+            });
+            let options = SearchOptions::default();
+            let mut model: HashMap<Vec<u8>, CachedResult> = HashMap::new();
+            for (i, (a, b, n, lookup)) in ops.into_iter().enumerate() {
+                let single = cache.key(1, &term(a), &options);
+                if lookup {
+                    if let Some(got) = cache.get(&single) {
+                        prop_assert_eq!(Some(&got), model.get(single.bytes()));
+                    }
+                    continue;
+                }
+                // A disjunction of two terms, with each term's section.
+                let or = Query::Bool(apcache_index::query::BoolQuery {
+                    must: vec![],
+                    should: vec![term(a), term(b)],
+                    must_not: vec![],
+                });
+                let key = cache.key(1, &or, &options);
+                let own = result(i as u32, n);
+                let sections: Vec<(ResultKey, CachedResult)> = cache
+                    .section_terms(&cache.evaluated_form(&or))
+                    .into_iter()
+                    .map(|t| {
+                        let k = cache.key(1, &Query::Term(t.clone()), &options);
+                        let r = result(t.len() as u32 * 100 + i as u32, n / 2);
+                        (k, r)
+                    })
+                    .collect();
+                if cache.insert(&key, &own, &sections, 5) {
+                    model.insert(key.bytes().to_vec(), own.clone());
+                    for (k, r) in &sections {
+                        model.insert(k.bytes().to_vec(), r.clone());
+                    }
+                }
+                if let Some(got) = cache.get(&key) {
+                    prop_assert_eq!(Some(&got), model.get(key.bytes()));
+                }
+                let counters = cache.counters();
+                prop_assert!(counters.bytes <= 4096);
+            }
+        }
+    }
+
+    #[test]
+    fn isomorphic_queries_share_an_entry_and_other_generations_miss() {
+        let cache = ResultCache::new(ResultCacheConfig::default());
+        let options = SearchOptions::default();
+        let or = |x: u32, y: u32| {
+            Query::Bool(apcache_index::query::BoolQuery {
+                must: vec![],
+                should: vec![term(x), term(y)],
+                must_not: vec![],
+            })
+        };
+        let key = cache.key(1, &or(1, 2), &options);
+        assert!(cache.insert(&key, &result(1, 3), &[], 10));
+        assert_eq!(
+            cache.get(&cache.key(1, &or(2, 1), &options)),
+            Some(result(1, 3))
+        );
+        assert_eq!(cache.get(&cache.key(2, &or(1, 2), &options)), None);
+        let k11 = SearchOptions { k: 11, ..options };
+        assert_eq!(cache.get(&cache.key(1, &or(1, 2), &k11)), None);
+        // Below the admission threshold: refused.
+        let strict = ResultCache::new(ResultCacheConfig {
+            min_postings: 70,
+            ..ResultCacheConfig::default()
+        });
+        assert!(!strict.insert(&key, &result(1, 3), &[], 69));
+        assert!(strict.insert(&key, &result(1, 3), &[], 70));
+        let c = cache.counters();
+        assert_eq!((c.hits, c.misses, c.admissions, c.entries), (1, 2, 1, 1));
+    }
+}
