@@ -17,6 +17,7 @@ pub mod query_bench;
 pub mod query_files;
 pub mod query_harness;
 pub mod query_sets;
+pub mod result_cache_experiment;
 pub mod serve_bench;
 pub mod stats;
 pub mod tiered_bench;

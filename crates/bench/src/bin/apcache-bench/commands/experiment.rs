@@ -18,6 +18,54 @@ pub enum ExperimentCommand {
     /// modes, QPS against the DRAM limit, miss rate against segment size, QPS against
     /// base-prefetch's lookahead; every point a child process in its own memory cgroup.
     Apcache(ApcacheArgs),
+    /// The result cache: hit rate, QPS and p99 per heap size, policy, matching, admission
+    /// threshold, query type and repetition probability; first fit against TLSF; the
+    /// cache-to-thread ratio.
+    ResultCache(ResultCacheArgs),
+}
+
+/// Options of `apcache-bench experiment result-cache`.
+#[derive(Debug, Args)]
+pub struct ResultCacheArgs {
+    /// The index.
+    index: PathBuf,
+    /// Sections: grid, allocators, shards.
+    #[arg(long, value_delimiter = ',', default_value = "grid,allocators,shards")]
+    sections: Vec<String>,
+    /// Heap sizes, as fractions of --heap-of.
+    #[arg(long, value_delimiter = ',', default_value = "0.05,0.1,0.2")]
+    heap_fractions: Vec<f64>,
+    /// What the heap fractions are of: `index` (its searchable bytes) or `workload` (the
+    /// bytes of every distinct answer of the workload).
+    #[arg(long, default_value = "index")]
+    heap_of: String,
+    /// Admission thresholds (least postings of a query's rarest term).
+    #[arg(long, value_delimiter = ',', default_value = "1,70,120")]
+    thresholds: Vec<u64>,
+    /// Repetition probabilities.
+    #[arg(long, value_delimiter = ',', default_value = "0,0.25,0.5")]
+    rps: Vec<f64>,
+    /// Queries per workload.
+    #[arg(long, default_value_t = 2000)]
+    queries: usize,
+    /// Hits per query.
+    #[arg(short, default_value_t = 20)]
+    k: usize,
+    /// Document-frequency class of the workloads' terms: H, M or L.
+    #[arg(long, default_value = "H")]
+    class: String,
+    /// Workload seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Query threads of the shards section.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    threads: Vec<usize>,
+    /// Shard counts of the shards section.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    shards: Vec<usize>,
+    /// Write report.md and report.json into this directory.
+    #[arg(long, short = 'o')]
+    out: Option<PathBuf>,
 }
 
 /// Options of `apcache-bench experiment apcache`.
@@ -158,7 +206,48 @@ pub fn run(command: ExperimentCommand) -> anyhow::Result<()> {
     match command {
         ExperimentCommand::Codecs(args) => codecs(args),
         ExperimentCommand::Apcache(args) => apcache(args),
+        ExperimentCommand::ResultCache(args) => result_cache(args),
     }
+}
+
+fn result_cache(args: ResultCacheArgs) -> anyhow::Result<()> {
+    use apcache_bench::result_cache_experiment::{self, HeapScale, ResultCacheExperimentConfig};
+    use apcache_bench::workload::FrequencyClass;
+    let config = ResultCacheExperimentConfig {
+        index: args.index,
+        sections: args.sections,
+        heap_fractions: args.heap_fractions,
+        heap_scale: match args.heap_of.as_str() {
+            "index" => HeapScale::Index,
+            "workload" => HeapScale::Workload,
+            other => anyhow::bail!("--heap-of {other:?}: say index or workload"),
+        },
+        thresholds: args.thresholds,
+        rps: args.rps,
+        queries: args.queries,
+        k: args.k,
+        class: match args.class.as_str() {
+            "H" => FrequencyClass::H,
+            "M" => FrequencyClass::M,
+            "L" => FrequencyClass::L,
+            other => anyhow::bail!("--class {other:?}: say H, M or L"),
+        },
+        seed: args.seed,
+        threads: args.threads,
+        shards: args.shards,
+    };
+    let report = result_cache_experiment::run(&config, |step| eprintln!("{step}"))?;
+    let markdown = report.to_markdown();
+    print!("{markdown}");
+    if let Some(out) = &args.out {
+        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+        std::fs::write(out.join("report.md"), &markdown)?;
+        std::fs::write(
+            out.join("report.json"),
+            serde_json::to_string_pretty(&report)?,
+        )?;
+    }
+    Ok(())
 }
 
 fn apcache(args: ApcacheArgs) -> anyhow::Result<()> {
