@@ -158,6 +158,9 @@ pub enum ApcacheExperimentError {
     /// The tier.
     #[error(transparent)]
     Tier(#[from] apcache_tier::error::TierError),
+    /// Laying the index out in the cache.
+    #[error(transparent)]
+    Stack(#[from] apcache_tier::stack::StackError),
     /// A figure.
     #[error(transparent)]
     Plot(#[from] crate::plot::PlotError),
@@ -210,6 +213,9 @@ fn run_child(binary: &Path, args: &[String]) -> Result<String, ApcacheExperiment
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
+/// The cache's segment size outside the segments section.
+const DEFAULT_SEGMENT: u64 = 32 << 10;
+
 /// One child run's parameters.
 struct Run<'a> {
     section: &'a str,
@@ -229,6 +235,12 @@ pub fn run(
 ) -> Result<ApcacheExperimentReport, ApcacheExperimentError> {
     std::fs::create_dir_all(&config.out).map_err(io_err(&config.out))?;
     let index_bytes = search_bytes(&config.index)?;
+    // A fraction of the index is a fraction of what the whole index takes in the cache at the
+    // default segment size (segment rounding included), so that 1.0 holds every term.
+    let whole = {
+        let reader = apcache_index::search::IndexReader::open(&config.index)?;
+        apcache_tier::stack::whole_index_cache_bytes(&reader, DEFAULT_SEGMENT as usize)?
+    };
     let index = config.index.to_string_lossy().to_string();
     // Workload files.
     let mut files = Vec::new();
@@ -268,8 +280,9 @@ pub fn run(
         .copied()
         .max()
         .unwrap_or(32 << 10);
-    let tier_bytes =
-        ((index_bytes as f64 * max_fraction) as u64).max(largest_segment * 64) + (1 << 20);
+    let tier_bytes = ((whole.max(index_bytes) as f64 * max_fraction) as u64)
+        .max(largest_segment * 64)
+        + (1 << 20);
     std::fs::create_dir_all(&config.tier_dir).map_err(io_err(&config.tier_dir))?;
     let tier_path = config.tier_dir.join(format!(
         "apcache-experiment-tier-{}.bin",
@@ -283,7 +296,7 @@ pub fn run(
 
     let mut points = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
-    let fraction_bytes = |f: f64| ((index_bytes as f64 * f) as u64).max(1 << 20);
+    let fraction_bytes = |f: f64| ((whole as f64 * f) as u64).max(1 << 20);
     let mut measure = |run: Run<'_>,
                        points: &mut Vec<Point>,
                        progress: &mut dyn FnMut(&str)|
@@ -407,7 +420,7 @@ pub fn run(
         });
         Ok(())
     };
-    let seg = 32u64 << 10;
+    let seg = DEFAULT_SEGMENT;
     let has = |s: &str| config.sections.iter().any(|x| x == s);
     for (w, file) in config.workloads.iter().zip(&files) {
         if has("reference") {

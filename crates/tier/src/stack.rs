@@ -193,6 +193,26 @@ impl std::fmt::Debug for ServingStack {
     }
 }
 
+/// The bytes the whole index takes in a postings cache of `segment_size`-byte segments: every
+/// term's block table and blocks, laid out as the cache lays them out (a term owns whole
+/// segments; a block never straddles two). A cache of this size, warmed, misses nothing;
+/// "N% of the index" as a cache size means N% of this.
+pub fn whole_index_cache_bytes(
+    reader: &IndexReader,
+    segment_size: usize,
+) -> Result<u64, StackError> {
+    let mut segments = 0u64;
+    let mut layout = TermLayout::default();
+    for segment in reader.segments() {
+        for ordinal in 0..segment.meta().terms {
+            let info = segment.term_info(ordinal)?;
+            layout.plan_into(&info, segment.term_skip_entries(&info)?, segment_size)?;
+            segments += u64::from(layout.segments);
+        }
+    }
+    Ok(segments * segment_size as u64)
+}
+
 /// The most segments any term of `reader` needs in a cache of `segment_size`-byte segments.
 pub fn largest_term_segments(reader: &IndexReader, segment_size: usize) -> Result<u32, StackError> {
     let mut most = 0;

@@ -1,0 +1,81 @@
+//! A postings cache sized at 100% of the index (as `whole_index_cache_bytes` computes it,
+//! segment rounding included) holds every term: once warm, it misses nothing, whatever the
+//! segment size.
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apcache_index::search::SearchOptions;
+use apcache_tier::loader::LoaderKind;
+use apcache_tier::region::TierSpec;
+use apcache_tier::serving::{LiveConfig, LiveRequest, LiveService};
+use apcache_tier::stack::{whole_index_cache_bytes, ServingConfig, ServingStack};
+use apcache_tier::{CacheOptions, ServingMode};
+
+mod common;
+use common::{build, documents, queries};
+
+#[test]
+fn a_warm_cache_of_the_whole_index_never_misses() {
+    let dir = tempfile::tempdir().unwrap();
+    let reader = build(dir.path(), &documents(2000, 3), true);
+    let queries = queries(300, 4);
+    for segment_size in [4096, 32 << 10] {
+        let whole = whole_index_cache_bytes(&reader, segment_size).unwrap();
+        let postings: u64 = reader
+            .segments()
+            .iter()
+            .map(|s| s.postings_len() as u64)
+            .sum();
+        assert!(whole >= postings, "{whole} < {postings}");
+        let config = ServingConfig {
+            mode: ServingMode::HybridPrefetch,
+            cache_bytes: Some(whole),
+            tier: TierSpec::Anonymous,
+            cache: CacheOptions {
+                segment_size,
+                ..CacheOptions::default()
+            },
+            loader: LoaderKind::Pread,
+            ..ServingConfig::default()
+        };
+        let stack = Arc::new(ServingStack::assemble(dir.path(), &config, |_| {}).unwrap());
+        let service = LiveService::start(
+            stack,
+            LiveConfig {
+                threads: 1,
+                queue_depth: 8,
+            },
+        )
+        .unwrap();
+        let run = || {
+            for query in &queries {
+                let (tx, rx) = mpsc::channel();
+                let request = LiveRequest {
+                    query: query.clone(),
+                    options: SearchOptions::default(),
+                    deadline: None,
+                };
+                let ticket = service
+                    .submit(request, move |a| {
+                        let _ = tx.send(a.is_ok());
+                    })
+                    .unwrap();
+                assert!(rx.recv_timeout(Duration::from_secs(30)).unwrap());
+                drop(ticket);
+            }
+        };
+        run();
+        let warm = service.counters();
+        run();
+        let after = service.counters();
+        assert_eq!(
+            after.cache_misses, warm.cache_misses,
+            "{segment_size}-byte segments: a warm 100% cache missed"
+        );
+        assert!(after.cache_hits > warm.cache_hits);
+        assert_eq!(after.cache.unwrap().evictions, 0);
+        service.shutdown();
+    }
+}
