@@ -60,7 +60,7 @@ for target in "${targets[@]}"; do
     fi
     seeds=$(find "$corpus" -type f | wc -l)
     log="$work/$target.log"
-    echo "fuzz.sh: $target: ${per_target}s from $seeds seed(s)"
+    echo "fuzz.sh: $target: ${per_target}s from $seeds corpus input(s)"
     start=$(date +%s.%N)
     status=0
     # A hang (one input over 30 s) counts as a crash; libFuzzer stops at the first crash.
