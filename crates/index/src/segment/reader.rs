@@ -54,13 +54,15 @@ pub struct SegmentReader {
     direct: Option<DirectPostings>,
 }
 
-/// The files a query reads besides the postings: the term metadata and the norms. A caller
-/// may place copies of them elsewhere (a faster tier) with [`SegmentReader::open_placed`].
-pub const METADATA_FILES: [FileKind; 4] = [
+/// The files a query reads besides the postings: the term metadata (with the terms'
+/// checksums) and the norms. A caller may place copies of them elsewhere (a faster tier) with
+/// [`SegmentReader::open_placed`].
+pub const METADATA_FILES: [FileKind; 5] = [
     FileKind::Dictionary,
     FileKind::TermInfos,
     FileKind::Skip,
     FileKind::Norms,
+    FileKind::Checksums,
 ];
 
 fn map_file(
