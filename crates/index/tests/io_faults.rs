@@ -31,14 +31,21 @@ fn input(dir: &Path, name: &str, from: usize, to: usize) -> PathBuf {
     path
 }
 
-fn options(force: bool, merge: bool) -> IndexOptions {
-    IndexOptions {
+/// Builds `input` into `dir` in small flushes (so a build has many writes to fail).
+fn build(
+    input: &Path,
+    dir: &Path,
+    force: bool,
+    merge: bool,
+) -> Result<apcache_index::indexer::IndexReport, IndexError> {
+    let options = IndexOptions {
         memory_budget: 1 << 20,
         batch_docs: 32,
         force,
         merge,
         ..IndexOptions::default()
-    }
+    };
+    build_index(vec![Input::from_arg(input)], dir, &options, |_, _| {})
 }
 
 /// What a reader sees: documents, and a few queries' totals and hits.
@@ -94,22 +101,10 @@ fn failed_writes_leave_the_last_commit_intact() {
     let old_input = input(work.path(), "old.tsv", 0, 300);
     let new_input = input(work.path(), "new.tsv", 300, 700);
     let dir = work.path().join("index");
-    build_index(
-        vec![Input::from_arg(&old_input)],
-        &dir,
-        &options(false, true),
-        |_, _| {},
-    )
-    .unwrap();
+    build(&old_input, &dir, false, true).unwrap();
     let want = answers(&dir).unwrap();
     let fresh = work.path().join("fresh");
-    build_index(
-        vec![Input::from_arg(&new_input)],
-        &fresh,
-        &options(false, true),
-        |_, _| {},
-    )
-    .unwrap();
+    build(&new_input, &fresh, false, true).unwrap();
     let want_new = answers(&fresh).unwrap();
 
     let (mut injected, mut completed) = (0, 0);
@@ -117,12 +112,7 @@ fn failed_writes_leave_the_last_commit_intact() {
         for at in AT {
             let context = format!("{point} {error} at call {at}");
             fail::cfg(point, &format!("{at}*off->1*return({error})->off")).unwrap();
-            let rebuild = build_index(
-                vec![Input::from_arg(&new_input)],
-                &dir,
-                &options(true, true),
-                |_, _| {},
-            );
+            let rebuild = build(&new_input, &dir, true, true);
             fail::remove(point);
             match rebuild {
                 Err(e) => {
@@ -146,13 +136,7 @@ fn failed_writes_leave_the_last_commit_intact() {
             }
             // Back to the old index for the next fault.
             if answers(&dir).unwrap() != want {
-                build_index(
-                    vec![Input::from_arg(&old_input)],
-                    &dir,
-                    &options(true, true),
-                    |_, _| {},
-                )
-                .unwrap();
+                build(&old_input, &dir, true, true).unwrap();
                 assert_eq!(answers(&dir).unwrap(), want, "{context}");
             }
         }
@@ -163,13 +147,7 @@ fn failed_writes_leave_the_last_commit_intact() {
     );
     eprintln!("rebuilds: {injected} met a fault and left a sound index, {completed} ran whole");
     // A writer after the failures replaces the index and leaves no temporary file behind.
-    build_index(
-        vec![Input::from_arg(&new_input)],
-        &dir,
-        &options(true, true),
-        |_, _| {},
-    )
-    .unwrap();
+    build(&new_input, &dir, true, true).unwrap();
     let manifest = Manifest::load(&dir).unwrap();
     assert!(manifest.leftovers(&dir).unwrap().is_empty());
     assert!(check_index(&dir).unwrap().is_clean());
@@ -182,13 +160,7 @@ fn a_failed_merge_loses_nothing() {
     let work = tempfile::tempdir().unwrap();
     let docs = input(work.path(), "docs.tsv", 0, 400);
     let dir = work.path().join("index");
-    build_index(
-        vec![Input::from_arg(&docs)],
-        &dir,
-        &options(false, false),
-        |_, _| {},
-    )
-    .unwrap();
+    build(&docs, &dir, false, false).unwrap();
     let segments = Manifest::load(&dir).unwrap().segments.len();
     assert!(segments > 2);
     let want = answers(&dir).unwrap();
@@ -202,13 +174,7 @@ fn a_failed_merge_loses_nothing() {
             if merged.is_ok() {
                 // Whole: the same documents in one segment. Start over from the segments.
                 assert_eq!(answers(&dir).unwrap(), want, "{context}");
-                build_index(
-                    vec![Input::from_arg(&docs)],
-                    &dir,
-                    &options(true, false),
-                    |_, _| {},
-                )
-                .unwrap();
+                build(&docs, &dir, true, false).unwrap();
                 continue;
             }
             injected += 1;
@@ -216,13 +182,7 @@ fn a_failed_merge_loses_nothing() {
             // in the merged one.
             assert_one_of(&dir, &[&want], &context);
             if Manifest::load(&dir).unwrap().segments.len() != segments {
-                build_index(
-                    vec![Input::from_arg(&docs)],
-                    &dir,
-                    &options(true, false),
-                    |_, _| {},
-                )
-                .unwrap();
+                build(&docs, &dir, true, false).unwrap();
             }
         }
     }

@@ -47,13 +47,7 @@ impl TermChecksums {
 
     /// Reads record `ordinal` of a checksums body.
     pub fn read(body: &[u8], ordinal: u64, file: &str) -> Result<TermChecksums, IndexError> {
-        let at = usize::try_from(ordinal)
-            .ok()
-            .and_then(|o| o.checked_mul(Self::LEN))
-            .and_then(|start| body.get(start..start + Self::LEN))
-            .ok_or_else(|| {
-                IndexError::corrupt(file, format!("term ordinal {ordinal} past the end"))
-            })?;
+        let at = super::record(body, ordinal, Self::LEN, file)?;
         Ok(TermChecksums {
             meta: u32::from_le_bytes(at[..4].try_into().expect("4 bytes")),
             postings: u32::from_le_bytes(at[4..].try_into().expect("4 bytes")),

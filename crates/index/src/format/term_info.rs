@@ -52,13 +52,7 @@ impl TermInfo {
 
     /// Reads record `ordinal` of a term-infos body.
     pub fn read(body: &[u8], ordinal: u64, file: &str) -> Result<TermInfo, IndexError> {
-        let at = usize::try_from(ordinal)
-            .ok()
-            .and_then(|o| o.checked_mul(Self::LEN))
-            .and_then(|start| body.get(start..start + Self::LEN))
-            .ok_or_else(|| {
-                IndexError::corrupt(file, format!("term ordinal {ordinal} past the end"))
-            })?;
+        let at = super::record(body, ordinal, Self::LEN, file)?;
         let u32_at = |i: usize| u32::from_le_bytes(at[i..i + 4].try_into().expect("4 bytes"));
         let u64_at = |i: usize| u64::from_le_bytes(at[i..i + 8].try_into().expect("8 bytes"));
         Ok(TermInfo {

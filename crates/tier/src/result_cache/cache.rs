@@ -353,13 +353,8 @@ impl ResultCache {
             let mut stored = None;
             loop {
                 while shard.policy.over_capacity() {
-                    match shard.policy.evict() {
-                        Some(victim) if victim == hash => break,
-                        Some(victim) => {
-                            evicted_sections.extend(Self::drop_entry(shard, victim));
-                            self.evictions.fetch_add(1, Ordering::Relaxed);
-                        }
-                        None => break,
+                    if !self.evict_one(shard, hash, &mut evicted_sections) {
+                        break;
                     }
                 }
                 if !shard.policy.contains(hash) {
@@ -374,13 +369,8 @@ impl ResultCache {
                     break;
                 }
                 // Fragmentation: free bytes, but no block large enough. Evict more.
-                match shard.policy.evict() {
-                    Some(victim) if victim == hash => break,
-                    Some(victim) => {
-                        evicted_sections.extend(Self::drop_entry(shard, victim));
-                        self.evictions.fetch_add(1, Ordering::Relaxed);
-                    }
-                    None => break,
+                if !self.evict_one(shard, hash, &mut evicted_sections) {
+                    break;
                 }
             }
             if stored.is_none() {
@@ -408,6 +398,19 @@ impl ResultCache {
             self.refusals.fetch_add(1, Ordering::Relaxed);
         }
         stored
+    }
+
+    /// Evicts the policy's next victim for the entry `inserting`, collecting the section
+    /// pointers to drop; false when there is none, or the victim is `inserting` itself.
+    fn evict_one(&self, shard: &mut Shard, inserting: Key, sections: &mut Vec<(Key, Key)>) -> bool {
+        match shard.policy.evict() {
+            Some(victim) if victim != inserting => {
+                sections.extend(Self::drop_entry(shard, victim));
+                self.evictions.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Frees the entry `hash` (the policy has already let it go); returns the (section hash,
