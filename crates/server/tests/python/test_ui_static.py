@@ -317,6 +317,8 @@ def test_index_choice_is_in_the_url(page: Page, stub: str):
 
 def test_keyboard_only(page: Page, stub: str):
     page.goto(f"{stub}/ui")
+    # The box takes the focus once the page's script has run; typing before that is lost.
+    expect(page.locator("#q")).to_be_focused()
     page.keyboard.type("river")
     page.keyboard.press("Enter")
     expect(page.locator(".hit")).to_have_count(10)
