@@ -2,7 +2,6 @@
 //! term fail with an error naming the postings file and the term, every time (a damaged copy
 //! is never cached as sound), while the other queries keep their exact answers.
 
-use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,10 +15,9 @@ use apcache_tier::stack::{ServingConfig, ServingStack};
 use apcache_tier::{CacheOptions, ServingMode};
 
 mod common;
-use common::{build, documents, queries};
+use common::{ask, build, documents, queries};
 
 fn answer(service: &LiveService, query: &Query) -> Result<(u64, Vec<u32>), String> {
-    let (tx, rx) = mpsc::channel();
     let request = LiveRequest {
         query: query.clone(),
         options: SearchOptions {
@@ -29,23 +27,9 @@ fn answer(service: &LiveService, query: &Query) -> Result<(u64, Vec<u32>), Strin
         },
         deadline: None,
     };
-    let ticket = service
-        .submit(request, move |answer| {
-            let _ = tx.send(
-                answer
-                    .map(|a| {
-                        (
-                            a.result.total_hits,
-                            a.result.hits.iter().map(|h| h.doc).collect(),
-                        )
-                    })
-                    .map_err(|e| e.to_string()),
-            );
-        })
-        .unwrap();
-    let got = rx.recv_timeout(Duration::from_secs(60)).unwrap();
-    drop(ticket);
-    got
+    ask(service, request)
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap()
 }
 
 #[test]

@@ -15,7 +15,7 @@ use apcache_tier::stack::{ServingConfig, ServingStack};
 use apcache_tier::{CacheOptions, ServingMode};
 
 mod common;
-use common::{build, documents, queries};
+use common::{ask, build, documents, queries};
 
 fn stack(dir: &std::path::Path, mode: ServingMode, cache_segments: u64) -> Arc<ServingStack> {
     let cache = CacheOptions {
@@ -31,30 +31,6 @@ fn stack(dir: &std::path::Path, mode: ServingMode, cache_segments: u64) -> Arc<S
         ..ServingConfig::default()
     };
     Arc::new(ServingStack::assemble(dir, &config, |_| {}).unwrap())
-}
-
-fn ask(
-    service: &LiveService,
-    request: LiveRequest,
-) -> mpsc::Receiver<Result<(u64, Vec<u32>), String>> {
-    let (tx, rx) = mpsc::channel();
-    let ticket = service
-        .submit(request, move |answer| {
-            let _ = tx.send(
-                answer
-                    .map(|a| {
-                        (
-                            a.result.total_hits,
-                            a.result.hits.iter().map(|h| h.doc).collect(),
-                        )
-                    })
-                    .map_err(|e| e.to_string()),
-            );
-        })
-        .unwrap();
-    // Keep the ticket alive until the answer comes: dropping it would cancel the request.
-    std::mem::forget(ticket);
-    rx
 }
 
 #[test]

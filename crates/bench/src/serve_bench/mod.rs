@@ -369,10 +369,9 @@ pub fn run(
         let threads = server_flag(&config.server_args, "--threads")
             .and_then(|v| v.parse::<usize>().ok())
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-        // `apcache serve`'s default: 8 waiting requests per query thread.
         let queue_depth = server_flag(&config.server_args, "--queue-depth")
             .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(8 * threads);
+            .unwrap_or(threads * apcache_cli::options::QUEUE_PER_THREAD);
         let connections = config
             .overload_connections
             .unwrap_or(queue_depth + threads + 64);

@@ -47,12 +47,11 @@ pub struct ServeArgs {
     pub serving: ServingArgs,
 }
 
-/// Waiting requests allowed per query thread when `--queue-depth` is not given.
-const QUEUE_PER_THREAD: usize = 8;
-
 fn queue_depth(args: &ServeArgs) -> usize {
-    args.queue_depth
-        .unwrap_or(args.threads.saturating_mul(QUEUE_PER_THREAD))
+    args.queue_depth.unwrap_or(
+        args.threads
+            .saturating_mul(apcache_cli::options::QUEUE_PER_THREAD),
+    )
 }
 
 fn default_threads() -> usize {

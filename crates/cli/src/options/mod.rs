@@ -9,4 +9,4 @@ pub mod size;
 
 pub use documents::{default_sample, load_documents, read_documents};
 pub use query::{DefaultOp, LoadArg, NormsArg, QueryArgs, ScoringArg};
-pub use serving::{EvictionArg, LoaderArg, ModeArg, ServingArgs};
+pub use serving::{EvictionArg, LoaderArg, ModeArg, ServingArgs, QUEUE_PER_THREAD};

@@ -197,6 +197,9 @@ pub enum ResultMatchArg {
     Partial1,
 }
 
+/// `apcache serve`'s default queue: this many waiting requests per query thread.
+pub const QUEUE_PER_THREAD: usize = 8;
+
 /// The cache size when a cache mode is chosen without `--cache-size`.
 pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
 

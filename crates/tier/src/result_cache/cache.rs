@@ -22,7 +22,7 @@ use std::time::Instant;
 use apcache_index::query::Query;
 use apcache_index::search::SearchOptions;
 
-use super::entry::{find_in_entry, hash_of, pack_entry, section_keys, CachedResult, ResultKey};
+use super::entry::{find_in_entry, pack_entry, section_keys, CachedResult, ResultKey};
 use super::{Allocator, AllocatorKind, ByteHeap, Key, Policy, PolicyKind};
 
 /// How a request is matched against the stored entries.
@@ -421,7 +421,7 @@ impl ResultCache {
         };
         let keys = section_keys(shard.heap.bytes(stored.offset, stored.len));
         shard.heap.free(stored.offset);
-        keys.iter().map(|k| (hash_of(k), hash)).collect()
+        keys.iter().map(|k| (super::entry::hash(k), hash)).collect()
     }
 
     /// The counters now.

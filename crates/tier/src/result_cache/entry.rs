@@ -60,7 +60,7 @@ impl ResultKey {
 
 /// FNV-1a, then a final mix: fast for short keys, and stable across runs (the key's hash
 /// picks the shard, so a fixed hash keeps experiments repeatable).
-fn hash(bytes: &[u8]) -> u64 {
+pub(crate) fn hash(bytes: &[u8]) -> u64 {
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     for &b in bytes {
         h ^= u64::from(b);
@@ -203,11 +203,6 @@ pub(crate) fn section_keys(entry: &[u8]) -> Vec<Vec<u8>> {
     };
     let _ = parse(&mut pos, &mut keys);
     keys
-}
-
-/// The hash of packed key bytes (as [`ResultKey::hash`]).
-pub(crate) fn hash_of(bytes: &[u8]) -> u64 {
-    hash(bytes)
 }
 
 #[cfg(test)]

@@ -4,11 +4,13 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 use std::path::Path;
+use std::sync::mpsc;
 
 use apcache_index::indexer::{build_index_from_documents, IndexOptions};
 use apcache_index::ingest::Document;
 use apcache_index::query::{BoolQuery, Query};
 use apcache_index::search::IndexReader;
+use apcache_tier::serving::{LiveRequest, LiveService};
 
 /// A tiny deterministic generator (xorshift), so the test needs no RNG crate.
 pub struct Rng(pub u64);
@@ -92,4 +94,30 @@ pub fn build(dir: &Path, docs: &[Document], merge: bool) -> IndexReader {
     };
     build_index_from_documents(docs, dir, &options, |_, _| {}).unwrap();
     IndexReader::open(dir).unwrap()
+}
+
+/// Submits `request` to `service`; the answer (total and DIDs, or the error's text) arrives
+/// on the receiver. The ticket is kept alive (dropping it would cancel the request).
+pub fn ask(
+    service: &LiveService,
+    request: LiveRequest,
+) -> mpsc::Receiver<Result<(u64, Vec<u32>), String>> {
+    let (tx, rx) = mpsc::channel();
+    let ticket = service
+        .submit(request, move |answer| {
+            let _ = tx.send(
+                answer
+                    .map(|a| {
+                        (
+                            a.result.total_hits,
+                            a.result.hits.iter().map(|h| h.doc).collect(),
+                        )
+                    })
+                    .map_err(|e| e.to_string()),
+            );
+        })
+        .unwrap();
+    // Keep the ticket alive until the answer comes: dropping it would cancel the request.
+    std::mem::forget(ticket);
+    rx
 }
