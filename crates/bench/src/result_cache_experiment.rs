@@ -25,7 +25,7 @@ use std::time::Instant;
 use apcache_index::query::{BoolQuery, Query};
 use apcache_index::search::{IndexReader, QueryTerms, SearchOptions, Searcher};
 use apcache_tier::result_cache::{
-    AllocatorKind, CachedResult, Matching, PolicyKind, ResultCache, ResultCacheConfig,
+    AllocatorKind, CachedResult, Matching, PolicyKind, ResultCache, ResultCacheConfig, ResultKey,
 };
 use serde::Serialize;
 
@@ -283,11 +283,15 @@ fn run_through(
 
 /// The bytes caching every distinct answer of `queries` would take (entries of `k` hits).
 fn workload_bytes(queries: &[Query], k: usize) -> u64 {
-    let distinct: HashSet<Vec<u8>> = queries.iter().map(Query::canonical_key).collect();
-    distinct
+    let options = SearchOptions {
+        k,
+        ..SearchOptions::default()
+    };
+    let distinct: HashSet<ResultKey> = queries
         .iter()
-        .map(|key| (4 + 15 + key.len() + 13 + 8 * k + 2) as u64)
-        .sum()
+        .map(|q| ResultKey::new(0, q, &options, true))
+        .collect();
+    distinct.iter().map(|key| key.entry_len(k) as u64).sum()
 }
 
 /// Runs the experiment, reporting progress through `progress`.

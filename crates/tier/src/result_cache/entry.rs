@@ -16,7 +16,7 @@ use apcache_index::query::Query;
 use apcache_index::search::{Hit, Norms, Scoring, SearchOptions, SearchResult};
 
 /// A packed key and its hash.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ResultKey {
     bytes: Vec<u8>,
     hash: u64,
@@ -56,6 +56,16 @@ impl ResultKey {
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
+
+    /// The bytes of an entry of this key holding `hits` hits and no section.
+    pub fn entry_len(&self, hits: usize) -> usize {
+        4 + self.bytes.len() + result_len(hits) + 2
+    }
+}
+
+/// The packed bytes of a result of `hits` hits.
+fn result_len(hits: usize) -> usize {
+    8 + 1 + 4 + 8 * hits
 }
 
 /// FNV-1a, then a final mix: fast for short keys, and stable across runs (the key's hash
@@ -93,7 +103,7 @@ impl CachedResult {
     }
 
     fn packed_len(&self) -> usize {
-        8 + 1 + 4 + 8 * self.hits.len()
+        result_len(self.hits.len())
     }
 
     fn pack(&self, out: &mut Vec<u8>) {
