@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use apcache_index::analyzer::Analyzer;
 use apcache_index::check::check_index;
-use apcache_index::query::{parse_query, DefaultOperator};
+use apcache_index::query::{parse_query, DefaultOperator, Query};
 use apcache_index::search::{IndexReader, SearchOptions, Searcher};
 use libfuzzer_sys::fuzz_target;
 
@@ -22,6 +22,8 @@ struct Original {
 
 struct Sound {
     files: Vec<Original>,
+    /// The fixture's queries, parsed once.
+    queries: Vec<Query>,
     /// Each query's total and hits on the sound index, printed.
     answers: Vec<String>,
 }
@@ -39,18 +41,16 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn answers(dir: &Path) -> Result<Vec<String>, String> {
+fn answers(dir: &Path, queries: &[Query]) -> Result<Vec<String>, String> {
     let reader = IndexReader::open(dir).map_err(|e| e.to_string())?;
     let searcher = Searcher::new(&reader);
-    let analyzer = Analyzer::english();
     let mut out = Vec::new();
-    for text in apcache_fuzz::QUERIES {
-        let query = parse_query(text, &analyzer, DefaultOperator::Or).expect("a valid query");
+    for query in queries {
         for options in [
             SearchOptions { k: 10, count: true, ..SearchOptions::default() },
             SearchOptions::default(),
         ] {
-            out.push(match searcher.search(&query, &options) {
+            out.push(match searcher.search(query, &options) {
                 Ok(result) => format!("{} {:?}", result.total_hits, result.hits),
                 Err(e) => format!("error: {e}"),
             });
@@ -69,9 +69,14 @@ fn sound() -> &'static Sound {
             .into_iter()
             .map(|path| Original { bytes: std::fs::read(&path).expect("readable"), path })
             .collect();
-        let answers = answers(&dir).expect("the sound index opens");
+        let analyzer = Analyzer::english();
+        let queries = apcache_fuzz::QUERIES
+            .iter()
+            .map(|text| parse_query(text, &analyzer, DefaultOperator::Or).expect("a valid query"))
+            .collect::<Vec<_>>();
+        let answers = answers(&dir, &queries).expect("the sound index opens");
         assert!(answers.iter().all(|a| !a.starts_with("error")), "{answers:?}");
-        Sound { files, answers }
+        Sound { files, queries, answers }
     })
 }
 
@@ -100,7 +105,7 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(&file.path, &bytes).expect("writable");
     let dir = apcache_fuzz::fixture().index();
     let report = check_index(&dir);
-    let got = answers(&dir);
+    let got = answers(&dir, &sound.queries);
     std::fs::write(&file.path, &file.bytes).expect("restoring");
 
     let name = file.path.display();

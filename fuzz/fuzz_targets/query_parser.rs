@@ -15,17 +15,22 @@ fn reader() -> &'static IndexReader {
     READER.get_or_init(|| IndexReader::open(&apcache_fuzz::fixture().index()).expect("open"))
 }
 
+fn analyzer() -> &'static Analyzer {
+    static ANALYZER: OnceLock<Analyzer> = OnceLock::new();
+    ANALYZER.get_or_init(Analyzer::english)
+}
+
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let analyzer = Analyzer::english();
+    let analyzer = analyzer();
     for operator in [DefaultOperator::Or, DefaultOperator::And] {
-        let Ok((query, _notes)) = parse_query_with_notes(text, &analyzer, operator) else {
+        let Ok((query, _notes)) = parse_query_with_notes(text, analyzer, operator) else {
             continue;
         };
         let printed = query.to_string();
         // A query of words the analyzer drops entirely matches nothing and prints as "".
         assert!(
-            printed.is_empty() || parse_query_with_notes(&printed, &analyzer, DefaultOperator::Or).is_ok(),
+            printed.is_empty() || parse_query_with_notes(&printed, analyzer, DefaultOperator::Or).is_ok(),
             "{text:?} printed as {printed:?}, which does not parse"
         );
         let searcher = Searcher::new(reader());

@@ -11,6 +11,11 @@ use apcache_index::ingest::Input;
 /// few enough that opening and checking it per input stays fast.
 const FIXTURE_DOCS: usize = 300;
 
+/// Each fixture document's body is cut to about this many bytes (at a word boundary): the
+/// index keeps every structure a full one has (multi-block lists, skip data, store blocks),
+/// while the files a target reads, checks and rewrites per input stay small.
+const FIXTURE_BODY_BYTES: usize = 320;
+
 /// Queries run on the fixture: terms, conjunctions, disjunctions and exclusions.
 pub const QUERIES: &[&str] = &[
     "the",
@@ -40,11 +45,18 @@ pub fn fixture() -> &'static Fixture {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/enwiki-sample.tsv");
         let text = std::fs::read_to_string(&sample).expect("the bundled sample");
-        let head: String = text
-            .lines()
-            .take(FIXTURE_DOCS)
-            .flat_map(|line| [line, "\n"])
-            .collect();
+        let mut head = String::new();
+        for line in text.lines().take(FIXTURE_DOCS) {
+            let (title, body) = line.split_once('\t').unwrap_or((line, ""));
+            let cut = body
+                .char_indices()
+                .find(|&(at, c)| at >= FIXTURE_BODY_BYTES && c == ' ')
+                .map_or(body.len(), |(at, _)| at);
+            head.push_str(title);
+            head.push('\t');
+            head.push_str(&body[..cut]);
+            head.push('\n');
+        }
         let input = dir.path().join("docs.tsv");
         std::fs::write(&input, head).expect("writing the fixture's input");
         build_index(
