@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use apcache_index::search::{IndexReader, LoadMode};
+use apcache_index::segment::UncachedReads;
 use apcache_index::IndexError;
 
 use crate::cgroup::{format_bytes, MemoryCgroup};
@@ -364,13 +365,24 @@ impl ServingStack {
             if config.cold_start || cgroup.is_some() {
                 drop_files()?;
             }
-            let reader = IndexReader::open_placed(
+            let mut reader = IndexReader::open_placed(
                 dir,
                 LoadMode::Mmap,
                 placed.as_ref().map(|p| p.dir.as_path()),
             )?;
             if config.cold_start || cgroup.is_some() {
                 drop_files()?;
+            }
+            if cgroup.is_some() {
+                // A hit's stored document would otherwise stay in the page cache, charged to
+                // the budget: read the store past it.
+                let how = match reader.read_store_uncached(dir)? {
+                    UncachedReads::Direct => "O_DIRECT",
+                    UncachedReads::DropAfterRead => "buffered reads dropped from the page cache",
+                };
+                dram_description.push_str(&format!(
+                    "; stored documents read past the page cache ({how})"
+                ));
             }
             reader
         } else {

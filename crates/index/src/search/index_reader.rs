@@ -5,7 +5,7 @@ use std::path::Path;
 use super::bm25::Bm25;
 use crate::analyzer::{Analyzer, AnalyzerConfig};
 use crate::manifest::Manifest;
-use crate::segment::SegmentReader;
+use crate::segment::{SegmentReader, UncachedReads};
 use crate::IndexError;
 
 /// A committed index, open for queries. Immutable and `Send + Sync`: query threads share one.
@@ -80,6 +80,19 @@ impl IndexReader {
             segment_bm25,
             generation: manifest.generation,
         })
+    }
+
+    /// Reads stored documents past the page cache from now on, in every segment of the index
+    /// in `dir` (the directory this reader opened): see [`crate::segment::UncachedFile`].
+    /// Returns how the reads avoid the cache.
+    pub fn read_store_uncached(&mut self, dir: &Path) -> Result<UncachedReads, IndexError> {
+        let mut reads = UncachedReads::Direct;
+        for segment in &mut self.segments {
+            if segment.read_store_uncached(dir)? == UncachedReads::DropAfterRead {
+                reads = UncachedReads::DropAfterRead;
+            }
+        }
+        Ok(reads)
     }
 
     /// The generation of the commit this reader opened: it grows with every commit, so a

@@ -8,6 +8,7 @@ mod norm_bytes;
 mod reader;
 mod store;
 mod term_encoder;
+mod uncached_file;
 mod verified_terms;
 mod writer;
 
@@ -20,5 +21,6 @@ pub use reader::{SegmentReader, METADATA_FILES};
 pub(crate) use store::{append_raw, compress_block, StoreWriter, STORE_BLOCK_TARGET};
 pub use store::{snippet, StoredDocument};
 pub use term_encoder::{EncodedTerms, TermEncoder};
+pub use uncached_file::{UncachedFile, UncachedReads};
 pub(crate) use writer::sync_dir;
 pub use writer::SegmentWriter;

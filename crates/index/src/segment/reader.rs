@@ -7,7 +7,8 @@ use std::sync::Arc;
 use apcache_codec::{BlockCodec, CodecKind, BLOCK_LEN};
 use memmap2::Mmap;
 
-use super::store::{StoreIndex, StoreReader};
+use super::store::{BlockSource, StoreIndex, StoreReader};
+use super::uncached_file::{UncachedFile, UncachedReads};
 use super::verified_terms::{Verified, VerifiedTerms};
 use super::{DirectPostings, DocLengths, SegmentMeta, StoredDocument};
 use crate::format::term_checksums::meta_checksum;
@@ -48,6 +49,9 @@ pub struct SegmentReader {
     checksums: MappedBody,
     /// Which terms' checksums this process has verified.
     verified: VerifiedTerms,
+    /// The document store read past the page cache, when asked for
+    /// ([`SegmentReader::read_store_uncached`]).
+    uncached_store: Option<UncachedFile>,
     /// The document store's block index, read and verified on the first stored read.
     store_index: std::sync::OnceLock<Result<StoreIndex, String>>,
     /// Decoded postings, when loaded with [`SegmentReader::load_direct`].
@@ -156,6 +160,7 @@ impl SegmentReader {
             checksums: map_file(dir, meta, FileKind::Checksums, metadata_dir)?,
             verified: VerifiedTerms::new(meta.terms),
             store_index: std::sync::OnceLock::new(),
+            uncached_store: None,
             direct: None,
             meta: meta.clone(),
         };
@@ -534,6 +539,23 @@ impl SegmentReader {
             .get_or_init(|| StoreIndex::read(self.store.as_ref()))
             .as_ref()
             .map_err(|comment| IndexError::corrupt(file, format!("document store: {comment}")))?;
-        Ok(StoreReader::new(self.store.as_ref(), index, file))
+        let source = match &self.uncached_store {
+            Some(uncached) => BlockSource::Uncached(uncached, HEADER_LEN as u64),
+            None => BlockSource::Mapped,
+        };
+        Ok(StoreReader::new(self.store.as_ref(), index, file, source))
+    }
+
+    /// Reads stored documents past the page cache from now on (see [`UncachedFile`]): under a
+    /// memory budget, a hit's document then costs the budget nothing once it is returned.
+    pub fn read_store_uncached(&mut self, dir: &Path) -> Result<UncachedReads, IndexError> {
+        let path = self
+            .meta
+            .directory(dir)
+            .join(self.file_name(FileKind::Store));
+        let file = UncachedFile::open(&path)?;
+        let reads = file.reads();
+        self.uncached_store = Some(file);
+        Ok(reads)
     }
 }

@@ -13,6 +13,7 @@
 //! document, and a block each time it decompresses it, so a damaged block fails only the
 //! documents it holds.
 
+use super::uncached_file::UncachedFile;
 use crate::format::FileWriter;
 use crate::IndexError;
 
@@ -204,6 +205,8 @@ const BLOCK_HEADER_LEN: usize = 12;
 /// The store's block index: each block's first local document and offset, verified.
 pub(crate) struct StoreIndex {
     entries: Vec<(u32, u64)>,
+    /// Where the blocks end (the index's offset in the body).
+    blocks_end: u64,
 }
 
 impl StoreIndex {
@@ -237,64 +240,135 @@ impl StoreIndex {
                 )
             })
             .collect();
-        Ok(StoreIndex { entries })
+        Ok(StoreIndex {
+            entries,
+            blocks_end: index_offset,
+        })
     }
+}
+
+/// Where a [`StoreReader`] reads its blocks from.
+#[derive(Clone, Copy)]
+pub(crate) enum BlockSource<'a> {
+    /// The mapped body.
+    Mapped,
+    /// Positional reads that bypass the page cache, the body starting at this file offset.
+    Uncached(&'a UncachedFile, u64),
 }
 
 /// Reads documents from a store body.
 pub(crate) struct StoreReader<'a> {
     body: &'a [u8],
-    index: &'a [(u32, u64)],
+    index: &'a StoreIndex,
     file: &'a str,
+    source: BlockSource<'a>,
 }
 
 impl<'a> StoreReader<'a> {
-    /// A reader of `body`, whose verified index is `index`, in the file `file`.
-    pub(crate) fn new(body: &'a [u8], index: &'a StoreIndex, file: &'a str) -> StoreReader<'a> {
+    /// A reader of `body`, whose verified index is `index`, in the file `file`, reading the
+    /// blocks it decompresses from `source`.
+    pub(crate) fn new(
+        body: &'a [u8],
+        index: &'a StoreIndex,
+        file: &'a str,
+        source: BlockSource<'a>,
+    ) -> StoreReader<'a> {
         StoreReader {
             body,
-            index: &index.entries,
+            index,
             file,
+            source,
         }
     }
 
-    /// Block `i` as stored (12-byte header and zstd frame), verified against its checksum,
-    /// with its first local document and the first local document of the next block (`None`
-    /// for the last block).
+    fn corrupt(&self, i: usize, comment: &str) -> IndexError {
+        IndexError::corrupt(self.file, format!("document store block {i}: {comment}"))
+    }
+
+    /// Block `i` as stored in the mapped body (12-byte header and zstd frame), verified
+    /// against its checksum, with its first local document and the first local document of
+    /// the next block (`None` for the last block).
     pub(crate) fn block_bytes(&self, i: usize) -> Result<(u32, Option<u32>, &'a [u8]), IndexError> {
-        let corrupt =
-            |c: &str| IndexError::corrupt(self.file, format!("document store block {i}: {c}"));
-        let (first, offset) = *self.index.get(i).ok_or_else(|| corrupt("no such block"))?;
-        let at = offset as usize;
-        let header = at
-            .checked_add(BLOCK_HEADER_LEN)
-            .and_then(|end| self.body.get(at..end))
-            .ok_or_else(|| corrupt("past the end"))?;
+        let (first, offset) = *self
+            .index
+            .entries
+            .get(i)
+            .ok_or_else(|| self.corrupt(i, "no such block"))?;
+        let from = self
+            .body
+            .get(offset as usize..)
+            .ok_or_else(|| self.corrupt(i, "past the end"))?;
+        let bytes = self.verified_block(i, from)?;
+        Ok((first, self.index.entries.get(i + 1).map(|e| e.0), bytes))
+    }
+
+    /// The block at the start of `from` (which may run past it), verified against its
+    /// checksum.
+    fn verified_block<'b>(&self, i: usize, from: &'b [u8]) -> Result<&'b [u8], IndexError> {
+        let header = from
+            .get(..BLOCK_HEADER_LEN)
+            .ok_or_else(|| self.corrupt(i, "past the end"))?;
         let comp_len = u32::from_le_bytes(header[4..8].try_into().expect("4")) as usize;
         let crc = u32::from_le_bytes(header[8..].try_into().expect("4"));
-        let bytes = (at + BLOCK_HEADER_LEN)
+        let bytes = BLOCK_HEADER_LEN
             .checked_add(comp_len)
-            .and_then(|end| self.body.get(at..end))
-            .ok_or_else(|| corrupt("past the end"))?;
+            .and_then(|end| from.get(..end))
+            .ok_or_else(|| self.corrupt(i, "past the end"))?;
         let frame = &bytes[BLOCK_HEADER_LEN..];
         if crc32c::crc32c_append(crc32c::crc32c(&header[..8]), frame) != crc {
-            return Err(corrupt("checksum mismatch"));
+            return Err(self.corrupt(i, "checksum mismatch"));
         }
-        Ok((first, self.index.get(i + 1).map(|e| e.0), bytes))
+        Ok(bytes)
+    }
+
+    /// Reads block `i` past the page cache: the bytes from its offset to the next block's
+    /// (or the end of the blocks), in one read.
+    fn read_uncached(
+        &self,
+        i: usize,
+        file: &UncachedFile,
+        body_start: u64,
+    ) -> Result<(u32, Vec<u8>), IndexError> {
+        let (first, offset) = *self
+            .index
+            .entries
+            .get(i)
+            .ok_or_else(|| self.corrupt(i, "no such block"))?;
+        let end = self
+            .index
+            .entries
+            .get(i + 1)
+            .map_or(self.index.blocks_end, |e| e.1);
+        let len = end
+            .checked_sub(offset)
+            .filter(|_| end <= self.body.len() as u64)
+            .ok_or_else(|| self.corrupt(i, "block offsets out of order"))?;
+        Ok((first, file.read_at(body_start + offset, len as usize)?))
     }
 
     /// The index of the block holding local document `local`.
     pub(crate) fn block_of(&self, local: u32) -> Option<usize> {
         self.index
+            .entries
             .partition_point(|&(first, _)| first <= local)
             .checked_sub(1)
     }
 
     /// Decompresses block `i`; returns its first local document and raw bytes.
     pub(crate) fn block(&self, i: usize) -> Result<(u32, Vec<u8>), IndexError> {
-        let corrupt =
-            |c: &str| IndexError::corrupt(self.file, format!("document store block {i}: {c}"));
-        let (first, _, bytes) = self.block_bytes(i)?;
+        let corrupt = |c: &str| self.corrupt(i, c);
+        let read;
+        let (first, bytes) = match self.source {
+            BlockSource::Mapped => {
+                let (first, _, bytes) = self.block_bytes(i)?;
+                (first, bytes)
+            }
+            BlockSource::Uncached(file, body_start) => {
+                let (first, bytes) = self.read_uncached(i, file, body_start)?;
+                read = bytes;
+                (first, self.verified_block(i, &read)?)
+            }
+        };
         let raw_len = u32::from_le_bytes(bytes[..4].try_into().expect("4")) as usize;
         if raw_len > MAX_RAW_BLOCK {
             return Err(corrupt("raw length past any block's"));
@@ -310,7 +384,7 @@ impl<'a> StoreReader<'a> {
 
     /// Number of blocks.
     pub(crate) fn blocks(&self) -> usize {
-        self.index.len()
+        self.index.entries.len()
     }
 
     /// Splits a raw block into documents (title, body byte ranges as raw slices).
@@ -348,7 +422,10 @@ impl<'a> StoreReader<'a> {
 
     /// The document at local index `local`.
     pub(crate) fn get(&self, local: u32) -> Result<StoredDocument, IndexError> {
-        let i = self.index.partition_point(|&(first, _)| first <= local);
+        let i = self
+            .index
+            .entries
+            .partition_point(|&(first, _)| first <= local);
         let i = i
             .checked_sub(1)
             .ok_or_else(|| IndexError::corrupt(self.file, "document before the first block"))?;
