@@ -45,6 +45,13 @@ use crate::term_layout::TermLayout;
 /// Hybrid-mode jobs waiting for the worker, at most (a full queue drops new jobs).
 const HYBRID_JOBS: usize = 1024;
 
+/// Jobs in a row without a miss after which queued jobs skip the prefetch worker (until the
+/// next miss). Prefetching saves a query at most the loads it would wait for; after this many
+/// queries without one, the expected saving per query is below 1/`QUIET_JOBS` of a load
+/// (about a microsecond for a load of a few hundred), well under what the hand-off to the
+/// worker and back costs in thread wake-ups (tens of microseconds on a busy machine).
+const QUIET_JOBS: u64 = 256;
+
 /// How a live service runs.
 #[derive(Debug, Clone, Copy)]
 pub struct LiveConfig {
@@ -149,12 +156,16 @@ type Reply = Box<dyn FnOnce(Result<LiveAnswer, LiveError>) + Send>;
 
 /// Where the preparation of a job stands.
 ///
-/// In `hybrid-prefetch` the worker prepares jobs in admission order, ahead of the query
-/// threads. A query thread that takes a job the worker has not started prepares it itself
-/// (`Claimed`): with nothing queued there is nothing to run ahead of, and handing the job to
-/// the worker and back would only add two thread wake-ups to its latency. The worker then
-/// waits for that job's preparation before it moves on, so jobs are still prepared in order
-/// and a preparation waits for room only on earlier jobs, which always finish.
+/// In `hybrid-prefetch` the worker prepares queued jobs in admission order, ahead of the
+/// query threads. A job admitted while a query thread is idle never goes to the worker: the
+/// thread takes it at once, so there is nothing to run ahead of, and the hand-off to the
+/// worker and back would only add thread wake-ups to its latency (on a loaded machine they
+/// cost more than a warm cache saves). The thread makes its terms ready itself, as a plain
+/// cache user (no reservation, no lookahead window, so it never waits for queued jobs). A
+/// query thread that takes a queued job the worker has not started, when every earlier
+/// queued job is prepared, also prepares it itself (`Claimed`); the worker then waits for
+/// that preparation before it moves on, so queued jobs are still prepared in order and a
+/// preparation waits for room only on earlier jobs, which always finish.
 enum Preparation {
     /// Nobody has started it.
     Pending,
@@ -170,6 +181,9 @@ enum Preparation {
 
 struct Job {
     seq: u64,
+    /// The job's place among the jobs sent to the prefetch worker; `None` for a job that was
+    /// not (no worker, or a query thread was idle to take it at once).
+    worker_turn: Option<u64>,
     request: LiveRequest,
     /// The request's key in the result cache, when there is one (its query is then in the
     /// form the cache evaluates).
@@ -266,6 +280,10 @@ struct Queue {
     jobs: VecDeque<Arc<Job>>,
     /// Jobs taken by query threads (they are taken in sequence order).
     started: u64,
+    /// Query threads waiting for a job.
+    idle: usize,
+    /// Jobs sent to the prefetch worker so far.
+    sent_to_worker: u64,
     shutdown: bool,
 }
 
@@ -288,15 +306,20 @@ struct Shared {
     queue: Mutex<Queue>,
     changed: Condvar,
     next_seq: AtomicU64,
-    /// The sequence number of the job the prefetch worker takes next: every job before it is
-    /// prepared (or skipped). Only that job may be claimed by a query thread, so that jobs
-    /// are prepared one at a time and in order.
+    /// The turn ([`Job::worker_turn`]) of the job the prefetch worker takes next: every job
+    /// sent before it is prepared (or skipped). Of the jobs sent to the worker, only that one
+    /// may be claimed by a query thread, so that they are prepared one at a time and in order.
     worker_next: AtomicU64,
     /// Jobs for the prefetch worker, in admission order (prefetching modes).
     to_worker: Option<crossbeam_channel::Sender<Arc<Job>>>,
     /// Terms queries missed, for the hybrid worker.
     hybrid_jobs: Option<crossbeam_channel::Sender<(usize, TermEntry)>>,
     counters: HitCounters,
+    /// Jobs finished since the last miss (a term read from storage, or loaded into the tier),
+    /// and the miss count seen then: while the cache has not missed for [`QUIET_JOBS`] jobs,
+    /// queued jobs skip the prefetch worker.
+    quiet_jobs: AtomicU64,
+    seen_misses: AtomicU64,
     tallies: Tallies,
     /// Per index segment: reads postings through a small buffer (`base-prefetch`).
     warmers: Vec<Box<dyn StorageLoader>>,
@@ -364,6 +387,8 @@ impl LiveService {
             queue: Mutex::new(Queue {
                 jobs: VecDeque::new(),
                 started: 0,
+                idle: 0,
+                sent_to_worker: 0,
                 shutdown: false,
             }),
             changed: Condvar::new(),
@@ -372,6 +397,8 @@ impl LiveService {
             to_worker,
             hybrid_jobs,
             counters: HitCounters::default(),
+            quiet_jobs: AtomicU64::new(0),
+            seen_misses: AtomicU64::new(0),
             tallies: Tallies::default(),
             warmers,
         });
@@ -461,9 +488,21 @@ impl LiveService {
             return Err(LiveError::Overloaded(queue.jobs.len()));
         }
         // Sequence numbers are given under the queue lock, so the queue, the worker's channel
-        // and the numbers agree on the order.
+        // and the numbers agree on the order. A job an idle query thread takes at once skips
+        // the worker.
+        let worker_turn = match &shared.to_worker {
+            Some(_)
+                if queue.idle <= queue.jobs.len()
+                    && shared.quiet_jobs.load(Ordering::Relaxed) < QUIET_JOBS =>
+            {
+                queue.sent_to_worker += 1;
+                Some(queue.sent_to_worker - 1)
+            }
+            _ => None,
+        };
         let job = Arc::new(Job {
             seq: shared.next_seq.fetch_add(1, Ordering::Relaxed),
+            worker_turn,
             request,
             result_key,
             admitted: Instant::now(),
@@ -472,7 +511,7 @@ impl LiveService {
             prepared: Condvar::new(),
             reply: Mutex::new(Some(Box::new(reply))),
         });
-        if let Some(tx) = &shared.to_worker {
+        if let (Some(tx), Some(_)) = (&shared.to_worker, worker_turn) {
             // The worker lives as long as the service; a send fails only after shutdown.
             if tx.send(job.clone()).is_err() {
                 job.publish(Preparation::Skipped);
@@ -574,19 +613,26 @@ fn query_thread(shared: &Shared) {
                 if queue.shutdown {
                     return;
                 }
+                queue.idle += 1;
                 queue = shared.changed.wait(queue).expect("queue lock");
+                queue.idle -= 1;
             }
         };
         // The worker may be waiting for room to run ahead.
         shared.changed.notify_all();
         let queued = job.admitted.elapsed();
-        let prepared = match mode {
-            ServingMode::Base | ServingMode::Hybrid => None,
-            ServingMode::HybridPrefetch
-                if shared.worker_next.load(Ordering::Acquire) == job.seq =>
+        let prepared = match (mode, job.worker_turn) {
+            (ServingMode::Base | ServingMode::Hybrid, _) => None,
+            // Taken at once: nothing to prepare ahead of (base-prefetch reads as it goes).
+            (ServingMode::BasePrefetch { .. }, None) => None,
+            (ServingMode::HybridPrefetch, None) => {
+                preparation(shared, &job, Ahead::No, &mut layout, &mut segments).ready()
+            }
+            (ServingMode::HybridPrefetch, Some(turn))
+                if shared.worker_next.load(Ordering::Acquire) == turn =>
             {
                 job.wait_prepared(Some(&mut || {
-                    preparation(shared, &job, &mut layout, &mut segments)
+                    preparation(shared, &job, Ahead::Yes, &mut layout, &mut segments)
                 }))
             }
             _ => job.wait_prepared(None),
@@ -594,6 +640,12 @@ fn query_thread(shared: &Shared) {
         let outcome = run_job(shared, &searcher, &mut own_terms, &job, prepared.as_ref());
         if let (Some(cache), Some(p)) = (shared.stack.cache.as_ref(), &prepared) {
             cache.finish_query(job.seq, &p.reserved);
+        }
+        let misses = shared.counters.misses.load(Ordering::Relaxed);
+        if shared.seen_misses.swap(misses, Ordering::Relaxed) == misses {
+            shared.quiet_jobs.fetch_add(1, Ordering::Relaxed);
+        } else {
+            shared.quiet_jobs.store(0, Ordering::Relaxed);
         }
         let tally = match &outcome {
             Ok(_) => &shared.tallies.completed,
@@ -707,10 +759,33 @@ fn prefetch_worker(shared: &Shared, jobs: crossbeam_channel::Receiver<Arc<Job>>)
         }
         // Unless the query thread that took it first prepared it.
         if job.start_preparing() {
-            let preparation = preparation(shared, &job, &mut layout, &mut segments);
+            let preparation = preparation(shared, &job, Ahead::Yes, &mut layout, &mut segments);
             job.publish(preparation);
         }
-        shared.worker_next.store(job.seq + 1, Ordering::Release);
+        let turn = job
+            .worker_turn
+            .expect("the worker gets only jobs with a turn");
+        shared.worker_next.store(turn + 1, Ordering::Release);
+    }
+}
+
+/// Whether a job is prepared ahead of its query thread.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ahead {
+    /// Queued: its terms are reserved and enter the lookahead window, whose adaptive rule
+    /// may make the preparation wait for room.
+    Yes,
+    /// About to run on the thread preparing it: its terms are only made ready, and room is
+    /// waited for only on running queries.
+    No,
+}
+
+impl Preparation {
+    fn ready(self) -> Option<Prepared> {
+        match self {
+            Preparation::Ready(prepared) => Some(prepared),
+            _ => None,
+        }
     }
 }
 
@@ -720,13 +795,16 @@ fn prefetch_worker(shared: &Shared, jobs: crossbeam_channel::Receiver<Arc<Job>>)
 fn preparation(
     shared: &Shared,
     job: &Job,
+    ahead: Ahead,
     layout: &mut TermLayout,
     segments: &mut Vec<u32>,
 ) -> Preparation {
     if job.is_cancelled() || job.past_deadline() {
         return Preparation::Skipped;
     }
-    match catch_unwind(AssertUnwindSafe(|| prepare(shared, job, layout, segments))) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        prepare(shared, job, ahead, layout, segments)
+    })) {
         Ok(Ok(p)) => Preparation::Ready(p),
         Ok(Err(_)) => {
             shared.tallies.load_errors.fetch_add(1, Ordering::Relaxed);
@@ -743,6 +821,7 @@ fn preparation(
 fn prepare(
     shared: &Shared,
     job: &Job,
+    ahead: Ahead,
     layout: &mut TermLayout,
     segments: &mut Vec<u32>,
 ) -> Result<Prepared, LiveError> {
@@ -754,15 +833,15 @@ fn prepare(
             for (_, entries) in terms.iter() {
                 for (segment, entry) in entries.iter().enumerate() {
                     let Some(entry) = entry else { continue };
-                    let prefetch = Prefetch {
+                    let prefetch = (ahead == Ahead::Yes).then_some(Prefetch {
                         query: job.seq,
                         adaptive: true,
-                    };
+                    });
                     let ensured = cache.ensure(
                         segment,
                         &reader.segments()[segment],
                         entry,
-                        Some(prefetch),
+                        prefetch,
                         layout,
                         segments,
                     )?;
@@ -776,7 +855,9 @@ fn prepare(
                         // The query thread counts the miss when it reads storage.
                         Ensured::Bypassed => continue,
                     }
-                    reserved.push((segment, entry.ordinal));
+                    if ahead == Ahead::Yes {
+                        reserved.push((segment, entry.ordinal));
+                    }
                 }
             }
         }
