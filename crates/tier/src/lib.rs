@@ -20,6 +20,7 @@ pub mod cgroup;
 pub mod clock;
 pub mod error;
 pub mod eviction;
+pub mod keyed_order;
 pub mod loader;
 pub mod page_cache;
 pub mod pinned_term;

@@ -163,7 +163,7 @@ impl PostingsCache {
             .ok_or_else(|| CacheError::Config(format!("{total} segments are too many")))?;
         let state = CacheState {
             chains: SegmentChains::new(total),
-            order: EvictionOrder::new(options.policy, total),
+            order: EvictionOrder::new(options.policy, total, u64::from(total)),
             slots: Vec::with_capacity(total as usize),
             free_slots: Vec::new(),
             map: HashMap::with_capacity(total as usize),
@@ -399,7 +399,7 @@ impl PostingsCache {
                 if prefetch.is_some() && self.options.guard_queued {
                     s.reserved += 1;
                 }
-                state.order.touch(slot);
+                state.order.insert(slot, key, u64::from(need));
                 if let Some(p) = prefetch {
                     state.window.push(p.query, need);
                 }

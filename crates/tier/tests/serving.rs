@@ -104,8 +104,12 @@ fn every_mode_matches_plain_evaluation_under_a_tiny_cache() {
                 ServingMode::Hybrid,
                 ServingMode::HybridPrefetch,
             ] {
-                for (policy, guard) in [(EvictionPolicy::Lru, false), (EvictionPolicy::Clock, true)]
-                {
+                for (policy, guard) in [
+                    (EvictionPolicy::Lru, false),
+                    (EvictionPolicy::Clock, true),
+                    (EvictionPolicy::S3Fifo, false),
+                    (EvictionPolicy::Lirs, true),
+                ] {
                     let options = CacheOptions {
                         segment_size: 4096,
                         policy,

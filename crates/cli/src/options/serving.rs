@@ -35,6 +35,10 @@ pub enum EvictionArg {
     Lru,
     /// CLOCK (second chance).
     Clock,
+    /// S3-FIFO: small, main and ghost FIFO queues.
+    S3fifo,
+    /// LIRS (DLIRS: a dynamic split between LIR and resident HIR terms).
+    Lirs,
 }
 
 /// How the worker reads postings from storage.
@@ -311,6 +315,8 @@ impl ServingArgs {
                 policy: match self.eviction {
                     EvictionArg::Lru => EvictionPolicy::Lru,
                     EvictionArg::Clock => EvictionPolicy::Clock,
+                    EvictionArg::S3fifo => EvictionPolicy::S3Fifo,
+                    EvictionArg::Lirs => EvictionPolicy::Lirs,
                 },
                 guard_queued: self.guard_queued,
             },
