@@ -93,6 +93,8 @@ pub struct TieredRepetition {
     pub miss_rate: f64,
     /// Of the misses, reads a query thread made from storage itself.
     pub query_misses: u64,
+    /// Queries the result cache answered (with `--result-cache-size`).
+    pub result_cache_hits: u64,
     /// Bytes the loaders read (cache fills, prefetch reads).
     pub loader_bytes: u64,
     /// Bytes fetched from the storage layer (`/proc/self/io` `read_bytes`).
@@ -181,6 +183,7 @@ fn repetition(number: usize, report: &ServeReport) -> TieredRepetition {
         misses: report.cache_misses,
         miss_rate: report.miss_rate(),
         query_misses: report.query_misses,
+        result_cache_hits: report.result_cache_hits,
         loader_bytes: report.loader_bytes,
         storage_read_bytes: report.storage_read_bytes,
         cache: report.cache,
@@ -210,7 +213,8 @@ pub fn run_tiered(
         warm_read: serving.loader_options.chunk.max(512),
         warm_emulation: serving.loader_options.emulation,
     };
-    let server = Server::new(dir, &stack.reader, stack.cache.as_ref(), serve_config)?;
+    let server = Server::new(dir, &stack.reader, stack.cache.as_ref(), serve_config)?
+        .with_result_cache(stack.result_cache.as_ref());
     let loader_description = server.loader_description();
     let mut repetitions = Vec::new();
     let total = config.warmup + config.repeat;

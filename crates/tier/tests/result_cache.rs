@@ -12,7 +12,7 @@ use apcache_index::search::{SearchOptions, Searcher};
 use apcache_tier::result_cache::{
     AllocatorKind, Matching, PolicyKind, ResultCache, ResultCacheConfig,
 };
-use apcache_tier::serving::{LiveConfig, LiveRequest, LiveService};
+use apcache_tier::serving::{LiveConfig, LiveRequest, LiveService, ServeConfig, Server};
 use apcache_tier::stack::{ServingConfig, ServingStack};
 use apcache_tier::ServingMode;
 
@@ -189,4 +189,79 @@ fn cached_answers_equal_evaluation_under_concurrent_clients() {
         service.shutdown();
     }
     assert!(total_hits > 100);
+}
+
+/// The benchmarks' harness ([`Server`]) in front of the same cache: a repeated queue is
+/// answered from it in every serving mode, with the answers evaluation gives.
+#[test]
+fn the_benchmark_harness_answers_repeats_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let reader = build(dir.path(), &documents(2000, 31), true);
+    let searcher = Searcher::new(&reader);
+    let work = workload(200, 9);
+    let options = SearchOptions {
+        k: 10,
+        count: true,
+        ..SearchOptions::default()
+    };
+    for mode in [ServingMode::Base, ServingMode::HybridPrefetch] {
+        let config = ResultCacheConfig {
+            bytes: 1 << 20,
+            policy: PolicyKind::Lru,
+            allocator: AllocatorKind::Tlsf,
+            matching: Matching::Partial1,
+            min_postings: 0,
+            shards: 1,
+            seed: 1,
+        };
+        let stack = ServingStack::assemble(
+            dir.path(),
+            &ServingConfig {
+                mode,
+                cache_bytes: mode.uses_cache().then_some(4 << 20),
+                cache: apcache_tier::CacheOptions {
+                    segment_size: 4096,
+                    ..apcache_tier::CacheOptions::default()
+                },
+                result_cache: Some(config),
+                ..ServingConfig::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+        let serve_config = ServeConfig {
+            mode,
+            threads: 2,
+            search: options,
+            warm_read: 4096,
+            warm_emulation: None,
+        };
+        let server = Server::new(
+            dir.path(),
+            &stack.reader,
+            stack.cache.as_ref(),
+            serve_config,
+        )
+        .unwrap()
+        .with_result_cache(stack.result_cache.as_ref());
+        let first = server.run(&work).unwrap();
+        let second = server.run(&work).unwrap();
+        assert_eq!(second.result_cache_hits, work.len() as u64, "{mode}");
+        assert!(first.result_cache_hits < work.len() as u64, "{mode}");
+        let cache = stack.result_cache.as_ref().unwrap();
+        for (i, query) in work.iter().enumerate() {
+            let want = searcher
+                .search(&cache.evaluated_form(query), &options)
+                .unwrap();
+            let want_docs: Vec<u32> = want.hits.iter().map(|h| h.doc).collect();
+            for report in [&first, &second] {
+                let got = &report.outcomes[i];
+                assert_eq!(
+                    (got.total_hits, &got.docs),
+                    (want.total_hits, &want_docs),
+                    "{mode}: {query}"
+                );
+            }
+        }
+    }
 }

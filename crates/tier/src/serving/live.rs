@@ -31,6 +31,7 @@ use apcache_index::search::{
 };
 use apcache_index::IndexError;
 
+use super::cached_evaluation::evaluate_and_cache;
 use super::mode::ServingMode;
 use super::pipeline::Prepared;
 use super::serve::postings_paths;
@@ -38,7 +39,7 @@ use super::sources::{CacheSource, HitCounters};
 use crate::cache_error::CacheError;
 use crate::loader::{open_loader, LoaderKind, LoaderOptions, StorageLoader};
 use crate::postings_cache::{CacheCounters, Ensured, Prefetch};
-use crate::result_cache::{CachedResult, ResultCacheCounters, ResultKey};
+use crate::result_cache::{ResultCacheCounters, ResultKey};
 use crate::stack::ServingStack;
 use crate::term_layout::TermLayout;
 
@@ -698,28 +699,22 @@ fn run_job(
             count_hits: mode == ServingMode::Hybrid,
         });
         let source = source.as_ref().map(|s| s as &dyn PostingsSource);
-        let result =
-            searcher.search_resolved(&job.request.query, terms, &job.request.options, source)?;
-        if let (Some(cache), Some(key)) = (shared.stack.result_cache.as_ref(), &job.result_key) {
-            // A disjunction of terms stores each term's own answer beside its own (partial
-            // matching): each is evaluated as the single-term query it answers.
-            let mut sections = Vec::new();
-            for term in cache.section_terms(&job.request.query) {
-                let single = Query::Term(term);
-                let answer =
-                    searcher.search_resolved(&single, terms, &job.request.options, source)?;
-                let section_key =
-                    cache.key(shared.reader().generation(), &single, &job.request.options);
-                sections.push((section_key, CachedResult::of(&answer)));
-            }
-            let shortest = terms
-                .iter()
-                .map(|(term, _)| terms.doc_freq(term))
-                .min()
-                .unwrap_or(0);
-            cache.insert(key, &CachedResult::of(&result), &sections, shortest);
-        }
-        Ok(result)
+        let (query, options) = (&job.request.query, &job.request.options);
+        Ok(
+            match (shared.stack.result_cache.as_ref(), &job.result_key) {
+                (Some(cache), Some(key)) => evaluate_and_cache(
+                    searcher,
+                    shared.reader().generation(),
+                    query,
+                    terms,
+                    options,
+                    source,
+                    cache,
+                    key,
+                )?,
+                _ => searcher.search_resolved(query, terms, options, source)?,
+            },
+        )
     }));
     match evaluated {
         Ok(Ok(result)) => Ok((result, started.elapsed())),

@@ -15,6 +15,7 @@
 //! ahead of them. A query's latency runs from when a thread takes it to its answer, waiting
 //! for its terms included.
 
+mod cached_evaluation;
 mod live;
 mod mode;
 mod pipeline;

@@ -12,12 +12,14 @@ use apcache_index::search::{
 };
 use serde::Serialize;
 
+use super::cached_evaluation::evaluate_and_cache;
 use super::mode::ServingMode;
 use super::pipeline::{Pipeline, Prepared};
 use super::sources::{CacheSource, HitCounters};
 use crate::cache_error::CacheError;
 use crate::loader::{open_loader, Emulation, LoaderKind, LoaderOptions, StorageLoader};
 use crate::postings_cache::{CacheCounters, Ensured, PostingsCache, Prefetch};
+use crate::result_cache::ResultCache;
 use crate::term_layout::TermLayout;
 
 /// The most queries the `hybrid-prefetch` worker prepares ahead of the query threads: not a
@@ -57,6 +59,8 @@ pub struct QueryOutcome {
     pub docs: Vec<u32>,
     /// Decoding work.
     pub stats: SearchStats,
+    /// Whether the result cache answered it.
+    pub from_result_cache: bool,
 }
 
 /// A sample of how far the worker runs ahead of the query threads.
@@ -95,6 +99,8 @@ pub struct ServeReport {
     pub lookahead: Vec<LookaheadSample>,
     /// The cache's counters over the run (cache modes).
     pub cache: Option<CacheCounters>,
+    /// Queries the result cache answered.
+    pub result_cache_hits: u64,
 }
 
 impl ServeReport {
@@ -118,6 +124,8 @@ impl ServeReport {
 pub struct Server<'r> {
     reader: &'r IndexReader,
     cache: Option<&'r PostingsCache>,
+    /// Answers repeated queries before evaluation, when given.
+    result_cache: Option<&'r ResultCache>,
     /// Per index segment: reads postings through a small buffer (`base-prefetch`).
     warmers: Vec<Box<dyn StorageLoader>>,
     config: ServeConfig,
@@ -176,9 +184,17 @@ impl<'r> Server<'r> {
         Ok(Server {
             reader,
             cache,
+            result_cache: None,
             warmers,
             config,
         })
+    }
+
+    /// Puts `result_cache` in front of evaluation: a query it holds is answered from it, any
+    /// other is evaluated and offered to it.
+    pub fn with_result_cache(mut self, result_cache: Option<&'r ResultCache>) -> Server<'r> {
+        self.result_cache = result_cache;
+        self
     }
 
     /// Serves `queries` once.
@@ -275,6 +291,7 @@ impl<'r> Server<'r> {
                 bypassed: after.bypassed - before.bypassed,
             }
         });
+        let result_cache_hits = outcomes.iter().filter(|o| o.from_result_cache).count() as u64;
         Ok(ServeReport {
             mode: self.config.mode.to_string(),
             outcomes,
@@ -288,6 +305,7 @@ impl<'r> Server<'r> {
                 .map(|(b, a)| a.saturating_sub(b)),
             lookahead: samples.into_inner().expect("samples lock"),
             cache,
+            result_cache_hits,
         })
     }
 
@@ -317,9 +335,21 @@ impl<'r> Server<'r> {
     ) -> Result<(), CacheError> {
         let searcher = Searcher::new(self.reader);
         let mut own_terms = QueryTerms::default();
+        let generation = self.reader.generation();
         while let Some(j) = pipeline.take(queries.len()) {
-            let query = &queries[j];
             let start = Instant::now();
+            let options = &self.config.search;
+            let cached = self.result_cache.map(|cache| {
+                let query = cache.evaluated_form(&queries[j]);
+                let key = cache.key(generation, &query, options);
+                let hit = cache.get(&key);
+                (cache, query, key, hit)
+            });
+            let hit = cached.as_ref().and_then(|(_, _, _, hit)| hit.as_ref());
+            let hit_ns = hit.map(|_| start.elapsed().as_nanos() as u64);
+            let query = cached
+                .as_ref()
+                .map_or(&queries[j], |(_, query, _, _)| query);
             let prepared = match self.config.mode {
                 ServingMode::Base | ServingMode::Hybrid => None,
                 _ => match pipeline.wait_prepared(j) {
@@ -327,6 +357,21 @@ impl<'r> Server<'r> {
                     None => return Ok(()),
                 },
             };
+            if let (Some(hit), Some(latency_ns)) = (hit, hit_ns) {
+                // The worker prepared it all the same (it does not see the result cache):
+                // release what it reserved.
+                if let (Some(cache), Some(p)) = (self.cache, &prepared) {
+                    cache.finish_query(j as u64, &p.reserved);
+                }
+                outcomes.lock().expect("outcomes lock")[j] = Some(QueryOutcome {
+                    latency_ns,
+                    total_hits: hit.total_hits,
+                    docs: hit.hits.iter().map(|h| h.doc).collect(),
+                    stats: SearchStats::default(),
+                    from_result_cache: true,
+                });
+                continue;
+            }
             let terms = match &prepared {
                 Some(p) => &p.terms,
                 None => {
@@ -340,12 +385,13 @@ impl<'r> Server<'r> {
                 jobs: (self.config.mode == ServingMode::Hybrid).then_some(jobs),
                 count_hits: self.config.mode == ServingMode::Hybrid,
             });
-            let result = searcher.search_resolved(
-                query,
-                terms,
-                &self.config.search,
-                source.as_ref().map(|s| s as &dyn PostingsSource),
-            )?;
+            let source = source.as_ref().map(|s| s as &dyn PostingsSource);
+            let result = match &cached {
+                Some((cache, query, key, _)) => evaluate_and_cache(
+                    &searcher, generation, query, terms, options, source, cache, key,
+                )?,
+                None => searcher.search_resolved(query, terms, options, source)?,
+            };
             let latency_ns = start.elapsed().as_nanos() as u64;
             if let (Some(cache), Some(p), ServingMode::HybridPrefetch) =
                 (self.cache, &prepared, self.config.mode)
@@ -357,6 +403,7 @@ impl<'r> Server<'r> {
                 total_hits: result.total_hits,
                 docs: result.hits.iter().map(|h| h.doc).collect(),
                 stats: result.stats,
+                from_result_cache: false,
             });
         }
         Ok(())
