@@ -269,8 +269,18 @@ impl ResultCache {
         &self.shards[(hash % self.shards.len() as u64) as usize]
     }
 
-    /// The stored answer for `key`, if any.
+    /// The stored answer for `key`, if any: a hit or a miss for the counters and the policy.
     pub fn get(&self, key: &ResultKey) -> Option<CachedResult> {
+        self.lookup(key, true)
+    }
+
+    /// Whether the cache holds an answer for `key` now, without counting a lookup or telling
+    /// the policy (a prefetcher deciding whether a queued query needs its postings).
+    pub fn holds(&self, key: &ResultKey) -> bool {
+        self.lookup(key, false).is_some()
+    }
+
+    fn lookup(&self, key: &ResultKey, record: bool) -> Option<CachedResult> {
         let found = {
             let mut shard = self.shard(key.hash()).lock().expect("result cache lock");
             let shard = &mut *shard;
@@ -278,7 +288,7 @@ impl ResultCache {
                 Some(stored) => {
                     let bytes = shard.heap.bytes(stored.offset, stored.len);
                     let found = find_in_entry(bytes, key.bytes()).filter(|(_, section)| !section);
-                    if found.is_some() {
+                    if found.is_some() && record {
                         shard.policy.on_hit(key.hash());
                     }
                     found.map(|(r, _)| r)
@@ -287,7 +297,9 @@ impl ResultCache {
             }
         };
         if let Some(result) = found {
-            self.hits.fetch_add(1, Ordering::Relaxed);
+            if record {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+            }
             return Some(result);
         }
         if self.config.matching == Matching::Partial1 {
@@ -304,14 +316,18 @@ impl ResultCache {
                 if let Some(stored) = shard.entries.get(&owner) {
                     let bytes = shard.heap.bytes(stored.offset, stored.len);
                     if let Some((result, true)) = find_in_entry(bytes, key.bytes()) {
-                        shard.policy.on_hit(owner);
-                        self.section_hits.fetch_add(1, Ordering::Relaxed);
+                        if record {
+                            shard.policy.on_hit(owner);
+                            self.section_hits.fetch_add(1, Ordering::Relaxed);
+                        }
                         return Some(result);
                     }
                 }
             }
         }
-        self.misses.fetch_add(1, Ordering::Relaxed);
+        if record {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+        }
         None
     }
 

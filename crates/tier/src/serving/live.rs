@@ -871,7 +871,7 @@ fn prepare(
             }
         }
     }
-    Ok(Prepared { terms, reserved })
+    Ok(Prepared::new(terms, reserved))
 }
 
 /// `hybrid`'s worker: caches the terms queries missed, until the service stops.

@@ -11,6 +11,34 @@ use apcache_index::search::QueryTerms;
 pub(super) struct Prepared {
     pub terms: QueryTerms,
     pub reserved: Vec<(usize, u64)>,
+    /// Nothing was prepared: the result cache held the query's answer when the worker
+    /// reached it.
+    pub nothing: bool,
+}
+
+impl Prepared {
+    /// A query's preparation.
+    pub fn new(terms: QueryTerms, reserved: Vec<(usize, u64)>) -> Prepared {
+        Prepared {
+            terms,
+            reserved,
+            nothing: false,
+        }
+    }
+
+    /// No preparation (the result cache holds the answer).
+    pub fn nothing() -> Prepared {
+        Prepared {
+            terms: QueryTerms::default(),
+            reserved: Vec::new(),
+            nothing: true,
+        }
+    }
+
+    /// Whether this is [`Prepared::nothing`].
+    pub fn is_nothing(&self) -> bool {
+        self.nothing
+    }
 }
 
 pub(super) struct PipelineState {

@@ -373,8 +373,8 @@ impl<'r> Server<'r> {
                 continue;
             }
             let terms = match &prepared {
-                Some(p) => &p.terms,
-                None => {
+                Some(p) if !p.is_nothing() => &p.terms,
+                _ => {
                     own_terms.resolve_into(self.reader, query)?;
                     &own_terms
                 }
@@ -409,6 +409,19 @@ impl<'r> Server<'r> {
         Ok(())
     }
 
+    /// Whether the result cache will answer `query` (its worker then prepares nothing for it;
+    /// should the entry leave before the query runs, the query thread resolves the terms).
+    fn answered_from_result_cache(&self, query: &Query) -> bool {
+        self.result_cache.is_some_and(|cache| {
+            let key = cache.key(
+                self.reader.generation(),
+                &cache.evaluated_form(query),
+                &self.config.search,
+            );
+            cache.holds(&key)
+        })
+    }
+
     /// `base-prefetch`'s worker: resolves queued queries' terms and reads their postings
     /// through a small buffer, at most `lookahead` queries ahead of the query threads.
     fn warm_ahead(
@@ -429,6 +442,11 @@ impl<'r> Server<'r> {
                     return Ok(());
                 }
             }
+            if self.answered_from_result_cache(query) {
+                pipeline.publish(j, Prepared::nothing());
+                self.sample(pipeline, samples, started);
+                continue;
+            }
             let terms = QueryTerms::resolve(self.reader, query)?;
             for (_, entries) in terms.iter() {
                 for (segment, entry) in entries.iter().enumerate() {
@@ -443,13 +461,7 @@ impl<'r> Server<'r> {
                     }
                 }
             }
-            pipeline.publish(
-                j,
-                Prepared {
-                    terms,
-                    reserved: Vec::new(),
-                },
-            );
+            pipeline.publish(j, Prepared::new(terms, Vec::new()));
             self.sample(pipeline, samples, started);
         }
         Ok(())
@@ -477,6 +489,11 @@ impl<'r> Server<'r> {
                 if state.failed {
                     return Ok(());
                 }
+            }
+            if self.answered_from_result_cache(query) {
+                pipeline.publish(j, Prepared::nothing());
+                self.sample(pipeline, samples, started);
+                continue;
             }
             let terms = QueryTerms::resolve(self.reader, query)?;
             let mut reserved = Vec::new();
@@ -508,7 +525,7 @@ impl<'r> Server<'r> {
                     reserved.push((segment, entry.ordinal));
                 }
             }
-            pipeline.publish(j, Prepared { terms, reserved });
+            pipeline.publish(j, Prepared::new(terms, reserved));
             self.sample(pipeline, samples, started);
         }
         Ok(())
