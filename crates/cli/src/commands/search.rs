@@ -34,9 +34,20 @@ pub struct SearchArgs {
     /// instead of reading the index directly.
     #[command(flatten)]
     serving: ServingArgs,
+    /// Run the query this many times and report each run's time: with serving flags and
+    /// `--result-cache-size`, the runs after the first are answered from the result cache.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
     /// Print JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// One run of the query: how long it took and whether the result cache answered it.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    took: Duration,
+    from_cache: bool,
 }
 
 /// A hit as shown: the document's id (its place in input order), score, title and snippet.
@@ -111,13 +122,13 @@ pub fn print_hits(
     }
 }
 
-/// Runs `query` once through a live service over a freshly assembled stack.
+/// Runs `query` `--repeat` times through a live service over a freshly assembled stack.
 fn search_served(
     args: &SearchArgs,
     query: Query,
     options: SearchOptions,
     mode: apcache_tier::ServingMode,
-) -> anyhow::Result<(Arc<ServingStack>, SearchResult)> {
+) -> anyhow::Result<(Arc<ServingStack>, SearchResult, Vec<Run>)> {
     let config = args.serving.config(mode, &args.dir)?;
     let stack = Arc::new(
         ServingStack::assemble(&args.dir, &config, |step| eprintln!("{step}"))
@@ -130,20 +141,46 @@ fn search_served(
             queue_depth: 1,
         },
     )?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let _ticket = service.submit(
-        LiveRequest {
-            query,
-            options,
-            deadline: None,
-        },
-        move |answer| {
-            let _ = tx.send(answer);
-        },
-    )?;
-    let answer = rx.recv().context("the query thread stopped")??;
+    let mut runs = Vec::new();
+    let mut last = None;
+    for _ in 0..args.repeat {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = Instant::now();
+        let _ticket = service.submit(
+            LiveRequest {
+                query: query.clone(),
+                options,
+                deadline: None,
+            },
+            move |answer| {
+                let _ = tx.send(answer);
+            },
+        )?;
+        let answer = rx.recv().context("the query thread stopped")??;
+        runs.push(Run {
+            took: started.elapsed(),
+            from_cache: answer.from_cache,
+        });
+        last = Some(answer.result);
+    }
     service.shutdown();
-    Ok((stack, answer.result))
+    Ok((stack, last.expect("at least one run"), runs))
+}
+
+/// The runs of `--repeat`, one line each.
+fn print_runs(runs: &[Run]) {
+    for (i, run) in runs.iter().enumerate() {
+        println!(
+            "run {:>3}: {:>10.1} µs{}",
+            i + 1,
+            run.took.as_secs_f64() * 1e6,
+            if run.from_cache {
+                "  (result cache)"
+            } else {
+                ""
+            }
+        );
+    }
 }
 
 /// Runs `apcache search`.
@@ -163,19 +200,28 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     )
     .with_context(|| format!("cannot parse the query {:?}", args.query))?;
     let notes: Vec<String> = notes.iter().map(ToString::to_string).collect();
-    let (result, hits) = match served_mode {
+    let (result, hits, runs) = match served_mode {
         Some(mode) => {
             drop(reader);
-            let (stack, result) = search_served(&args, query.clone(), options, mode)?;
+            let (stack, result, runs) = search_served(&args, query.clone(), options, mode)?;
             let hits = shown_hits(&stack.reader, &result)?;
-            (result, hits)
+            (result, hits, runs)
         }
         None => {
-            let result = Searcher::new(&reader)
-                .search(&query, &options)
-                .context("search failed")?;
+            let searcher = Searcher::new(&reader);
+            let mut runs = Vec::new();
+            let mut last = None;
+            for _ in 0..args.repeat {
+                let started = Instant::now();
+                last = Some(searcher.search(&query, &options).context("search failed")?);
+                runs.push(Run {
+                    took: started.elapsed(),
+                    from_cache: false,
+                });
+            }
+            let result = last.expect("at least one run");
             let hits = shown_hits(&reader, &result)?;
-            (result, hits)
+            (result, hits, runs)
         }
     };
     let took = started.elapsed();
@@ -192,6 +238,10 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
                 "took_us": took.as_micros() as u64,
                 "hits": hits,
                 "notes": notes,
+                "runs": runs
+                    .iter()
+                    .map(|r| json!({"took_us": r.took.as_secs_f64() * 1e6, "result_cache": r.from_cache}))
+                    .collect::<Vec<_>>(),
             })
         );
     } else {
@@ -199,6 +249,9 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             println!("note: {note}");
         }
         print_hits(&query, &result, took, &hits, args.k);
+        if runs.len() > 1 {
+            print_runs(&runs);
+        }
     }
     Ok(())
 }
