@@ -305,6 +305,11 @@ struct Shared {
     stack: Arc<ServingStack>,
     config: LiveConfig,
     queue: Mutex<Queue>,
+    /// Signalled when a job is queued, one idle query thread at a time (waking them all would
+    /// cost every idle thread a context switch per request).
+    job_queued: Condvar,
+    /// Signalled when a query thread takes a job (`base-prefetch`'s worker waits on it for
+    /// room to run ahead), and at shutdown.
     changed: Condvar,
     next_seq: AtomicU64,
     /// The turn ([`Job::worker_turn`]) of the job the prefetch worker takes next: every job
@@ -392,6 +397,7 @@ impl LiveService {
                 sent_to_worker: 0,
                 shutdown: false,
             }),
+            job_queued: Condvar::new(),
             changed: Condvar::new(),
             next_seq: AtomicU64::new(0),
             worker_next: AtomicU64::new(0),
@@ -519,9 +525,14 @@ impl LiveService {
             }
         }
         queue.jobs.push_back(job);
+        // A busy thread looks at the queue before it waits (under this lock), so only an
+        // idle one needs waking.
+        let wake = queue.idle > 0;
         drop(queue);
         shared.tallies.admitted.fetch_add(1, Ordering::Relaxed);
-        shared.changed.notify_all();
+        if wake {
+            shared.job_queued.notify_one();
+        }
         Ok(Ticket { cancel })
     }
 
@@ -565,6 +576,7 @@ impl LiveService {
     /// thread.
     pub fn shutdown(&self) {
         self.shared.lock().shutdown = true;
+        self.shared.job_queued.notify_all();
         self.shared.changed.notify_all();
         let threads = std::mem::take(&mut *self.threads.lock().expect("threads lock"));
         for t in threads {
@@ -615,12 +627,14 @@ fn query_thread(shared: &Shared) {
                     return;
                 }
                 queue.idle += 1;
-                queue = shared.changed.wait(queue).expect("queue lock");
+                queue = shared.job_queued.wait(queue).expect("queue lock");
                 queue.idle -= 1;
             }
         };
-        // The worker may be waiting for room to run ahead.
-        shared.changed.notify_all();
+        if let ServingMode::BasePrefetch { .. } = mode {
+            // The worker may be waiting for room to run ahead.
+            shared.changed.notify_all();
+        }
         let queued = job.admitted.elapsed();
         let prepared = match (mode, job.worker_turn) {
             (ServingMode::Base | ServingMode::Hybrid, _) => None,
