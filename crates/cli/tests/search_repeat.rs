@@ -11,7 +11,14 @@ fn repeated_runs_after_the_first_come_from_the_result_cache() {
     let index = dir.path().join("index");
     apcache(&["index", path(&sample()), "-o", path(&index)]);
     let search = |extra: &[&str]| -> serde_json::Value {
-        let mut args = vec!["search", path(&index), "river OR city", "--json", "--repeat", "3"];
+        let mut args = vec![
+            "search",
+            path(&index),
+            "river OR city",
+            "--json",
+            "--repeat",
+            "3",
+        ];
         args.extend_from_slice(extra);
         serde_json::from_slice(&apcache(&args).stdout).unwrap()
     };

@@ -235,13 +235,13 @@ fn uncached_store_reads_verify_each_block() {
         threads: 1,
         ..IndexOptions::default()
     };
-    build_index(
+    let report = build_index(
         vec![Input::from_arg(sample())],
         dir.path(),
         &options,
         |_, _| {},
-    )
-    .unwrap();
+    );
+    assert!(report.is_ok(), "{:?}", report.err());
     let manifest = Manifest::load(dir.path()).unwrap();
     let meta = &manifest.segments[0];
     let store = meta

@@ -285,15 +285,20 @@ impl<'a> StoreReader<'a> {
         IndexError::corrupt(self.file, format!("document store block {i}: {comment}"))
     }
 
+    /// Block `i`'s first local document and offset in the body.
+    fn entry(&self, i: usize) -> Result<(u32, u64), IndexError> {
+        self.index
+            .entries
+            .get(i)
+            .copied()
+            .ok_or_else(|| self.corrupt(i, "no such block"))
+    }
+
     /// Block `i` as stored in the mapped body (12-byte header and zstd frame), verified
     /// against its checksum, with its first local document and the first local document of
     /// the next block (`None` for the last block).
     pub(crate) fn block_bytes(&self, i: usize) -> Result<(u32, Option<u32>, &'a [u8]), IndexError> {
-        let (first, offset) = *self
-            .index
-            .entries
-            .get(i)
-            .ok_or_else(|| self.corrupt(i, "no such block"))?;
+        let (first, offset) = self.entry(i)?;
         let from = self
             .body
             .get(offset as usize..)
@@ -329,11 +334,7 @@ impl<'a> StoreReader<'a> {
         file: &UncachedFile,
         body_start: u64,
     ) -> Result<(u32, Vec<u8>), IndexError> {
-        let (first, offset) = *self
-            .index
-            .entries
-            .get(i)
-            .ok_or_else(|| self.corrupt(i, "no such block"))?;
+        let (first, offset) = self.entry(i)?;
         let end = self
             .index
             .entries
