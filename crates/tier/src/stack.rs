@@ -12,6 +12,7 @@
 //!    page read from then on is charged to the budget.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use apcache_index::search::{IndexReader, LoadMode};
 use apcache_index::segment::UncachedReads;
@@ -54,8 +55,11 @@ pub struct ServingConfig {
     /// Drop the index's files from the page cache once the budget applies (a cold start; on
     /// by default whenever a memory limit is set, so the budget sees every index page).
     pub cold_start: bool,
-    /// A cache of query results in front of evaluation (in DRAM), if any.
+    /// A cache of query results in front of evaluation, if any.
     pub result_cache: Option<ResultCacheConfig>,
+    /// Place the result cache's heap in the tier (a region of its own, made like the
+    /// postings cache's from `tier`, populated before the DRAM limit applies) instead of DRAM.
+    pub result_cache_in_tier: bool,
 }
 
 impl Default for ServingConfig {
@@ -73,6 +77,7 @@ impl Default for ServingConfig {
             metadata_in_budget: false,
             cold_start: false,
             result_cache: None,
+            result_cache_in_tier: false,
         }
     }
 }
@@ -300,6 +305,18 @@ impl ServingStack {
                 .collect::<Result<Vec<_>, _>>()?;
             cache = Some(PostingsCache::new(region, config.cache, loaders)?);
         }
+        let result_cache_region = match (&config.result_cache, config.result_cache_in_tier) {
+            (Some(result_cache), true) => {
+                let region = TierRegion::create(&config.tier, result_cache.bytes)?;
+                progress(&format!(
+                    "populating the result cache's tier: {}",
+                    region.describe()
+                ));
+                region.populate()?;
+                Some(Arc::new(region))
+            }
+            _ => None,
+        };
         if let Some(Emulation { latency, bandwidth }) = config.loader_options.emulation {
             warnings.push(format!(
                 "storage is EMULATED as a slow device: +{} µs per read{}",
@@ -400,7 +417,10 @@ impl ServingStack {
             dram_description,
             warnings,
             placed,
-            result_cache: config.result_cache.map(ResultCache::new),
+            result_cache: config.result_cache.map(|c| match result_cache_region {
+                Some(region) => ResultCache::in_region(c, region),
+                None => ResultCache::new(c),
+            }),
         })
     }
 

@@ -191,8 +191,8 @@ fn cached_answers_equal_evaluation_under_concurrent_clients() {
     assert!(total_hits > 100);
 }
 
-/// The benchmarks' harness ([`Server`]) in front of the same cache: a repeated queue is
-/// answered from it in every serving mode, with the answers evaluation gives.
+/// The benchmarks' harness ([`Server`]) in front of the same cache, its heap in DRAM or in the
+/// tier: a repeated queue is answered from it, with the answers evaluation gives.
 #[test]
 fn the_benchmark_harness_answers_repeats_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
@@ -204,7 +204,11 @@ fn the_benchmark_harness_answers_repeats_from_the_cache() {
         count: true,
         ..SearchOptions::default()
     };
-    for mode in [ServingMode::Base, ServingMode::HybridPrefetch] {
+    for (mode, in_tier) in [
+        (ServingMode::Base, false),
+        (ServingMode::HybridPrefetch, false),
+        (ServingMode::Base, true),
+    ] {
         let config = ResultCacheConfig {
             bytes: 1 << 20,
             policy: PolicyKind::Lru,
@@ -224,6 +228,8 @@ fn the_benchmark_harness_answers_repeats_from_the_cache() {
                     ..apcache_tier::CacheOptions::default()
                 },
                 result_cache: Some(config),
+                result_cache_in_tier: in_tier,
+                tier: apcache_tier::region::TierSpec::Directory(dir.path().join("tier")),
                 ..ServingConfig::default()
             },
             |_| {},

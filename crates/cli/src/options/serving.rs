@@ -147,6 +147,10 @@ pub struct ServingArgs {
     /// Split the result cache into this many shards by key hash (each its own lock).
     #[arg(long, default_value_t = 1, requires = "result_cache_size")]
     pub result_caches: usize,
+    /// Place the result cache's heap in the tier (`--tier`/`--tier-dir`), populated before
+    /// the DRAM limit applies, instead of DRAM.
+    #[arg(long, requires = "result_cache_size")]
+    pub result_cache_in_tier: bool,
 }
 
 /// A result cache's size: bytes, or a share of the index.
@@ -335,6 +339,7 @@ impl ServingArgs {
             metadata_in_budget: self.metadata_in_budget,
             cold_start: false,
             result_cache: self.result_cache(index)?,
+            result_cache_in_tier: self.result_cache_in_tier,
         })
     }
 }

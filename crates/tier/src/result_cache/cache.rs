@@ -16,14 +16,15 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use apcache_index::query::Query;
 use apcache_index::search::SearchOptions;
 
 use super::entry::{find_in_entry, pack_entry, section_keys, CachedResult, ResultKey};
-use super::{Allocator, AllocatorKind, ByteHeap, Key, Policy, PolicyKind};
+use super::{Allocator, AllocatorKind, ByteHeap, HeapMemory, Key, Policy, PolicyKind};
+use crate::region::TierRegion;
 
 /// How a request is matched against the stored entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +97,7 @@ struct Stored {
 }
 
 struct Shard {
-    heap: ByteHeap<Vec<u8>, Box<dyn Allocator + Send>>,
+    heap: ByteHeap<HeapMemory, Box<dyn Allocator + Send>>,
     policy: Box<dyn Policy + Send>,
     entries: HashMap<Key, Stored>,
     /// Sections by the hash of their key: the hash of the entry that holds them.
@@ -183,13 +184,39 @@ pub struct ResultCache {
 impl ResultCache {
     /// An empty cache of `config.bytes` bytes in `config.shards` shards.
     pub fn new(config: ResultCacheConfig) -> ResultCache {
+        ResultCache::with_memory(config, |_, len| HeapMemory::Dram(vec![0u8; len]))
+    }
+
+    /// A cache as [`ResultCache::new`] makes it, its heap in `region` (each shard a disjoint
+    /// piece of it) instead of DRAM.
+    ///
+    /// # Panics
+    ///
+    /// If the region is smaller than `config.bytes`.
+    pub fn in_region(config: ResultCacheConfig, region: Arc<TierRegion>) -> ResultCache {
+        assert!(
+            region.len() as u64 >= config.bytes,
+            "a region of {} bytes for a heap of {}",
+            region.len(),
+            config.bytes
+        );
+        ResultCache::with_memory(config, |i, len| {
+            HeapMemory::in_region(region.clone(), i * len, len)
+        })
+    }
+
+    /// The heap of shard `i` of `len` bytes comes from `memory(i, len)`.
+    fn with_memory(
+        config: ResultCacheConfig,
+        memory: impl Fn(usize, usize) -> HeapMemory,
+    ) -> ResultCache {
         let shards = config.shards.max(1);
         let per_shard = (config.bytes / shards as u64).min(u64::from(u32::MAX) & !7) as u32;
         let shards = (0..shards)
             .map(|i| {
                 Mutex::new(Shard {
                     heap: ByteHeap::new(
-                        vec![0u8; per_shard as usize],
+                        memory(i, per_shard as usize),
                         config.allocator.build(per_shard),
                     ),
                     policy: config

@@ -1,0 +1,81 @@
+//! [`HeapMemory`]: where a result cache's heap lives, DRAM or a piece of a tier region.
+//!
+//! The design places the result cache beside the postings cache in the second tier when DRAM
+//! is the scarce resource: its entries are read once per hit and copied out, which byte-
+//! addressable memory (CXL, persistent memory, a tmpfs mapping) serves at memory speed.
+//! [`ResultCache::in_region`](super::ResultCache::in_region) cuts one region into a disjoint
+//! piece per shard.
+
+use std::sync::Arc;
+
+use crate::region::TierRegion;
+
+/// The bytes under one shard's heap.
+pub enum HeapMemory {
+    /// Process memory.
+    Dram(Vec<u8>),
+    /// `len` bytes at `offset` of a tier region, this shard's alone.
+    Tier {
+        /// The region, kept mapped while the heap lives.
+        region: Arc<TierRegion>,
+        /// Where the shard's bytes start in it.
+        offset: usize,
+        /// How many there are.
+        len: usize,
+    },
+}
+
+impl HeapMemory {
+    /// `len` bytes at `offset` of `region`.
+    ///
+    /// # Panics
+    ///
+    /// If the range is outside the region.
+    pub fn in_region(region: Arc<TierRegion>, offset: usize, len: usize) -> HeapMemory {
+        assert!(offset + len <= region.len(), "a heap outside its region");
+        HeapMemory::Tier {
+            region,
+            offset,
+            len,
+        }
+    }
+}
+
+impl AsRef<[u8]> for HeapMemory {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            HeapMemory::Dram(bytes) => bytes,
+            // SAFETY: the range lies inside the region (checked in `in_region`), which stays
+            // mapped while the `Arc` is held; no other `HeapMemory` covers these bytes, and
+            // writes go through `as_mut`, which needs `&mut self`.
+            HeapMemory::Tier {
+                region,
+                offset,
+                len,
+            } => unsafe { std::slice::from_raw_parts(region.as_ptr().add(*offset), *len) },
+        }
+    }
+}
+
+impl AsMut<[u8]> for HeapMemory {
+    fn as_mut(&mut self) -> &mut [u8] {
+        match self {
+            HeapMemory::Dram(bytes) => bytes,
+            // SAFETY: as in `as_ref`; `&mut self` makes this the only reference to the range.
+            HeapMemory::Tier {
+                region,
+                offset,
+                len,
+            } => unsafe { std::slice::from_raw_parts_mut(region.as_ptr().add(*offset), *len) },
+        }
+    }
+}
+
+impl std::fmt::Debug for HeapMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HeapMemory::Dram(bytes) => write!(f, "Dram({} bytes)", bytes.len()),
+            HeapMemory::Tier { offset, len, .. } => write!(f, "Tier({len} bytes at {offset})"),
+        }
+    }
+}
