@@ -86,8 +86,6 @@ pub struct ApcacheExperimentConfig {
     pub sweep_fraction: f64,
     /// Lookaheads of the `lookahead` section.
     pub lookaheads: Vec<usize>,
-    /// Eviction policies of the `eviction` section (`lru`, `clock`, `s3fifo`, `lirs`).
-    pub evictions: Vec<String>,
     /// Directory of the tier file.
     pub tier_dir: PathBuf,
     /// Storage loader of the cache modes.
@@ -117,8 +115,6 @@ pub struct Point {
     pub segment_size: u64,
     /// Lookahead (`base-prefetch`).
     pub lookahead: Option<usize>,
-    /// The postings cache's eviction policy (cache modes).
-    pub eviction: String,
     /// The child's measured repetition.
     pub qps: f64,
     /// Its latencies (flattened into the JSON: `mean_us`, `p50_us`, ...).
@@ -230,7 +226,6 @@ struct Run<'a> {
     memory_limit: Option<u64>,
     segment_size: u64,
     lookahead: Option<usize>,
-    eviction: &'a str,
 }
 
 /// Runs the study; `progress` hears each point.
@@ -333,8 +328,6 @@ pub fn run(
                 run.segment_size.to_string(),
                 "--loader".into(),
                 config.loader.clone(),
-                "--eviction".into(),
-                run.eviction.into(),
             ]);
             if config.hybrid_metadata_in_tier {
                 args.extend([
@@ -351,11 +344,10 @@ pub fn run(
         }
         args.extend(config.extra.iter().cloned());
         let label = format!(
-            "{} {} {} ({}) cache {} limit {} seg {} lookahead {}",
+            "{} {} {} cache {} limit {} seg {} lookahead {}",
             run.section,
             run.workload.label(),
             run.mode,
-            run.eviction,
             format_bytes(run.cache_bytes),
             run.memory_limit.map_or("none".into(), format_bytes),
             format_bytes(run.segment_size),
@@ -405,7 +397,6 @@ pub fn run(
             memory_limit: run.memory_limit,
             segment_size: run.segment_size,
             lookahead: run.lookahead,
-            eviction: run.eviction.into(),
             qps: f(&r["qps"]),
             latency: LatencySummary {
                 count: r["count"].as_u64().unwrap_or(0),
@@ -442,7 +433,6 @@ pub fn run(
                 memory_limit: None,
                 segment_size: seg,
                 lookahead: None,
-                eviction: "lru",
             };
             measure(run, &mut points, &mut progress)?;
         }
@@ -464,26 +454,6 @@ pub fn run(
                         memory_limit: Some(limit),
                         segment_size: seg,
                         lookahead: mode.eq("base-prefetch").then_some(16),
-                        eviction: "lru",
-                    };
-                    measure(run, &mut points, &mut progress)?;
-                }
-            }
-        }
-        if has("eviction") {
-            // The policies where eviction matters: caches smaller than the index.
-            for &f in config.cache_fractions.iter().filter(|&&f| f < 1.0) {
-                for eviction in &config.evictions {
-                    let run = Run {
-                        section: "eviction",
-                        workload: w,
-                        file,
-                        mode: "hybrid-prefetch",
-                        cache_bytes: fraction_bytes(f),
-                        memory_limit: Some(config.memory_limit),
-                        segment_size: seg,
-                        lookahead: None,
-                        eviction,
                     };
                     measure(run, &mut points, &mut progress)?;
                 }
@@ -501,7 +471,6 @@ pub fn run(
                         memory_limit: Some(limit),
                         segment_size: seg,
                         lookahead: None,
-                        eviction: "lru",
                     };
                     measure(run, &mut points, &mut progress)?;
                 }
@@ -518,7 +487,6 @@ pub fn run(
                     memory_limit: Some(config.memory_limit),
                     segment_size,
                     lookahead: None,
-                    eviction: "lru",
                 };
                 measure(run, &mut points, &mut progress)?;
             }
@@ -535,7 +503,6 @@ pub fn run(
                     memory_limit: Some(config.memory_limit + bytes),
                     segment_size: seg,
                     lookahead: Some(l),
-                    eviction: "lru",
                 };
                 measure(run, &mut points, &mut progress)?;
             }
@@ -548,7 +515,6 @@ pub fn run(
                 memory_limit: Some(config.memory_limit),
                 segment_size: seg,
                 lookahead: None,
-                eviction: "lru",
             };
             measure(run, &mut points, &mut progress)?;
         }
@@ -590,17 +556,16 @@ impl ApcacheExperimentReport {
             self.tier
         ));
         out.push_str(&format!(
-            "{:<10} {:<14} {:<16} {:<7} {:>7} {:>9} {:>8} {:>8} {:>6} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7}\n",
-            "section", "workload", "mode", "evict", "cache", "cache MiB", "limit", "seg KiB", "ahead",
+            "{:<10} {:<14} {:<16} {:>7} {:>9} {:>8} {:>8} {:>6} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7}\n",
+            "section", "workload", "mode", "cache", "cache MiB", "limit", "seg KiB", "ahead",
             "QPS", "mean µs", "p99 µs", "miss %", "peak MiB", "lead"
         ));
         for p in &self.points {
             out.push_str(&format!(
-                "{:<10} {:<14} {:<16} {:<7} {:>6.0}% {:>9.1} {:>8} {:>8} {:>6} {:>9.1} {:>9.1} {:>9.1} {:>9.2} {:>8} {:>7}\n",
+                "{:<10} {:<14} {:<16} {:>6.0}% {:>9.1} {:>8} {:>8} {:>6} {:>9.1} {:>9.1} {:>9.1} {:>9.2} {:>8} {:>7}\n",
                 p.section,
                 p.workload,
                 p.mode,
-                if p.mode.starts_with("hybrid") { p.eviction.as_str() } else { "-" },
                 p.cache_fraction * 100.0,
                 mib(p.cache_bytes),
                 p.memory_limit.map_or("none".into(), |l| format!("{:.0}M{}", mib(l), if p.enforced { "" } else { "!" })),
@@ -619,14 +584,13 @@ impl ApcacheExperimentReport {
 
     /// Every point as CSV.
     pub fn to_csv(&self) -> String {
-        let mut out = String::from("section,workload,mode,eviction,cache_bytes,cache_fraction,memory_limit,enforced,segment_size,lookahead,qps,mean_us,p50_us,p99_us,miss_rate,storage_read_bytes,cgroup_peak_bytes,peak_rss_bytes,mean_ahead\n");
+        let mut out = String::from("section,workload,mode,cache_bytes,cache_fraction,memory_limit,enforced,segment_size,lookahead,qps,mean_us,p50_us,p99_us,miss_rate,storage_read_bytes,cgroup_peak_bytes,peak_rss_bytes,mean_ahead\n");
         for p in &self.points {
             out.push_str(&format!(
-                "{},{},{},{},{},{:.4},{},{},{},{},{:.2},{:.2},{:.2},{:.2},{:.5},{},{},{},{}\n",
+                "{},{},{},{},{:.4},{},{},{},{},{:.2},{:.2},{:.2},{:.2},{:.5},{},{},{},{}\n",
                 p.section,
                 p.workload,
                 p.mode,
-                p.eviction,
                 p.cache_bytes,
                 p.cache_fraction,
                 p.memory_limit.map_or(String::new(), |l| l.to_string()),

@@ -41,33 +41,42 @@ impl HeapMemory {
     }
 }
 
-impl AsRef<[u8]> for HeapMemory {
-    fn as_ref(&self) -> &[u8] {
+impl HeapMemory {
+    /// The first byte and the length of the memory.
+    fn span(&self) -> (*mut u8, usize) {
         match self {
-            HeapMemory::Dram(bytes) => bytes,
-            // SAFETY: the range lies inside the region (checked in `in_region`), which stays
-            // mapped while the `Arc` is held; no other `HeapMemory` covers these bytes, and
-            // writes go through `as_mut`, which needs `&mut self`.
+            HeapMemory::Dram(bytes) => (bytes.as_ptr().cast_mut(), bytes.len()),
             HeapMemory::Tier {
                 region,
                 offset,
                 len,
-            } => unsafe { std::slice::from_raw_parts(region.as_ptr().add(*offset), *len) },
+            } => {
+                // SAFETY: the range lies inside the region (checked in `in_region`).
+                let first = unsafe { region.as_ptr().add(*offset) };
+                (first, *len)
+            }
         }
+    }
+}
+
+impl AsRef<[u8]> for HeapMemory {
+    fn as_ref(&self) -> &[u8] {
+        let (ptr, len) = self.span();
+        // SAFETY: `span` is memory this value owns (a vector, or a range of a region kept
+        // mapped while the `Arc` is held that no other `HeapMemory` covers); writes go
+        // through `as_mut`, which needs `&mut self`.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
     }
 }
 
 impl AsMut<[u8]> for HeapMemory {
     fn as_mut(&mut self) -> &mut [u8] {
-        match self {
-            HeapMemory::Dram(bytes) => bytes,
-            // SAFETY: as in `as_ref`; `&mut self` makes this the only reference to the range.
-            HeapMemory::Tier {
-                region,
-                offset,
-                len,
-            } => unsafe { std::slice::from_raw_parts_mut(region.as_ptr().add(*offset), *len) },
+        if let HeapMemory::Dram(bytes) = self {
+            return bytes;
         }
+        let (ptr, len) = self.span();
+        // SAFETY: as in `as_ref`; `&mut self` makes this the only reference to the range.
+        unsafe { std::slice::from_raw_parts_mut(ptr, len) }
     }
 }
 

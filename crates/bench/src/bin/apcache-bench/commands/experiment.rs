@@ -73,11 +73,11 @@ pub struct ResultCacheArgs {
 pub struct ApcacheArgs {
     /// The index.
     index: PathBuf,
-    /// Sections: reference, cache, eviction, memory, segments, lookahead.
+    /// Sections: reference, cache, memory, segments, lookahead.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "reference,cache,eviction,memory,segments,lookahead"
+        default_value = "reference,cache,memory,segments,lookahead"
     )]
     sections: Vec<String>,
     /// Workloads as TYPE-CLASS-RP (`and-H-0.25`, `single-H-0`).
@@ -128,10 +128,6 @@ pub struct ApcacheArgs {
     /// Lookaheads of the lookahead section.
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
     lookaheads: Vec<usize>,
-    /// Eviction policies of the eviction section (hybrid-prefetch at each cache fraction
-    /// under 1): lru, clock, s3fifo, lirs.
-    #[arg(long, value_delimiter = ',', default_value = "lru,clock,s3fifo,lirs")]
-    evictions: Vec<String>,
     /// Directory of the tier file (a DAX, CXL-backed or tmpfs mount).
     #[arg(long, default_value = "/dev/shm")]
     tier_dir: PathBuf,
@@ -305,7 +301,6 @@ fn apcache(args: ApcacheArgs) -> anyhow::Result<()> {
             .collect::<anyhow::Result<_>>()?,
         sweep_fraction: args.sweep_fraction,
         lookaheads: args.lookaheads,
-        evictions: args.evictions,
         tier_dir: args.tier_dir,
         loader: args.loader,
         extra,
