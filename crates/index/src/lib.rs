@@ -11,6 +11,7 @@ pub mod ingest;
 pub mod manifest;
 pub mod memory;
 pub mod merge;
+pub mod plain_query;
 pub mod query;
 pub mod search;
 pub mod segment;
