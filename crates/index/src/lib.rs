@@ -4,6 +4,7 @@
 pub mod analyzer;
 pub mod check;
 mod error;
+pub mod external_ids;
 pub mod fault;
 pub mod format;
 pub mod indexer;

@@ -44,17 +44,18 @@ mod tests {
     use crate::analyzer::{Analyzer, AnalyzerConfig, StopWords};
     use crate::query::{parse_query, DefaultOperator, Query};
 
+    /// The query's clauses as printed (every clause a term, none required or prohibited).
     fn terms(query: &Query) -> Vec<String> {
-        match query {
-            Query::Term(term) => vec![term.clone()],
-            Query::Bool(b) => {
-                assert!(
-                    b.must.is_empty() && b.must_not.is_empty(),
-                    "only optional clauses"
-                );
-                b.should.iter().flat_map(terms).collect()
-            }
-        }
+        let printed = query.to_string();
+        assert!(
+            !printed.contains(['+', '-', '(']),
+            "only optional terms: {printed}"
+        );
+        printed
+            .split(' ')
+            .filter(|t| !t.is_empty())
+            .map(|t| t.replace('\\', ""))
+            .collect()
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod search;
 mod serve;
 mod serve_stdin;
 mod stats;
+mod topic_run;
 
 use clap::Subcommand;
 
@@ -18,7 +19,7 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Build an index from documents.
     Index(index::IndexArgs),
-    /// Run a query and show the ranked results.
+    /// Run a query and show the ranked results, or run a file of TREC topics (--topics).
     Search(search::SearchArgs),
     /// Serve indexes over HTTP (native API, an Elasticsearch-compatible subset, /metrics, /ui).
     Serve(serve::ServeArgs),

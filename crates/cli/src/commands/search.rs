@@ -1,4 +1,5 @@
-//! `apcache search`: run one query and show the ranked results.
+//! `apcache search`: run one query and show the ranked results, or a file of TREC topics
+//! (`--topics`, in `topic_run.rs`) and write a run.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -6,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use apcache_cli::options::{QueryArgs, ServingArgs};
+use apcache_index::external_ids::{ExternalIds, LoadedIds};
+use apcache_index::plain_query::plain_query;
 use apcache_index::query::{parse_query_with_notes, Query};
 use apcache_index::search::{IndexReader, SearchOptions, SearchResult, Searcher};
 use apcache_index::segment::snippet;
@@ -14,33 +17,38 @@ use apcache_tier::stack::ServingStack;
 use clap::Args;
 use serde_json::json;
 
+use super::topic_run::{self, TopicArgs};
+
 /// Options of `apcache search`.
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     /// Index directory.
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
     /// The query (Lucene syntax: words, +required, -prohibited, AND, OR, NOT, parentheses).
-    query: String,
-    /// Hits to show.
+    #[arg(required_unless_present = "topics", conflicts_with = "topics")]
+    query: Option<String>,
+    /// Hits to show (per topic with --topics).
     #[arg(short, default_value_t = 10)]
-    k: usize,
+    pub(super) k: usize,
     /// Count every matching document exactly. Without it, the total is exact only when
     /// pruning skipped nothing, and a lower bound otherwise ("at least N").
     #[arg(long)]
-    count: bool,
+    pub(super) count: bool,
     #[command(flatten)]
-    query_args: QueryArgs,
+    pub(super) query_args: QueryArgs,
     /// Run the query through a serving stack (`--mode`, `--tier-dir`, `--cache-size`...)
     /// instead of reading the index directly.
     #[command(flatten)]
-    serving: ServingArgs,
+    pub(super) serving: ServingArgs,
+    #[command(flatten)]
+    pub(super) topics: TopicArgs,
     /// Run the query this many times and report each run's time: with serving flags and
     /// `--result-cache-size`, the runs after the first are answered from the result cache.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
-    /// Print JSON.
+    /// Print JSON (with --topics, one object per topic, a line each).
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 /// One run of the query: how long it took and whether the result cache answered it.
@@ -93,6 +101,7 @@ pub fn print_hits(
     took: Duration,
     hits: &[ShownHit],
     k: usize,
+    ids: Option<&ExternalIds>,
 ) {
     let took_ms = took.as_secs_f64() * 1000.0;
     if result.total_hits_exact {
@@ -112,7 +121,7 @@ pub fn print_hits(
         println!(
             "{:>4}  {:>8}  {:>8.4}  {}",
             rank + 1,
-            hit.doc,
+            shown_id(ids, hit.doc),
             hit.score,
             hit.title
         );
@@ -183,8 +192,40 @@ fn print_runs(runs: &[Run]) {
     }
 }
 
+/// The external ids of the index `reader` reads in `dir` (`EXTERNAL_IDS`, written by the
+/// Python bindings), if it has them; a stale file is reported on stderr and ignored.
+pub(super) fn external_ids(
+    dir: &std::path::Path,
+    reader: &IndexReader,
+) -> anyhow::Result<Option<ExternalIds>> {
+    Ok(
+        match ExternalIds::load(dir, reader.generation(), reader.max_doc())? {
+            LoadedIds::Loaded(ids) => Some(ids),
+            LoadedIds::Absent => None,
+            LoadedIds::Stale(why) => {
+                eprintln!("warning: {why}");
+                None
+            }
+        },
+    )
+}
+
+/// A document's id as shown: its external id when the index has them, else its number.
+pub(super) fn shown_id(ids: Option<&ExternalIds>, doc: u32) -> String {
+    ids.and_then(|ids| ids.get(doc))
+        .map_or_else(|| doc.to_string(), str::to_owned)
+}
+
 /// Runs `apcache search`.
 pub fn run(args: SearchArgs) -> anyhow::Result<()> {
+    if args.topics.topics.is_some() {
+        return topic_run::run(&args);
+    }
+    let text = args
+        .query
+        .clone()
+        .expect("clap requires a query without --topics");
+    args.topics.check_single_query()?;
     let started = Instant::now();
     let options = args.query_args.options(args.k, args.count);
     let served_mode = args.serving.mode()?;
@@ -193,13 +234,18 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot open {}", args.dir.display()))?,
         None => args.query_args.open(&args.dir)?,
     };
-    let (query, notes) = parse_query_with_notes(
-        &args.query,
-        &reader.analyzer(),
-        args.query_args.default_operator(),
-    )
-    .with_context(|| format!("cannot parse the query {:?}", args.query))?;
+    let (query, notes) = if args.topics.parse == Some(topic_run::ParseArg::Plain) {
+        (plain_query(&text, &reader.analyzer()), Vec::new())
+    } else {
+        parse_query_with_notes(
+            &text,
+            &reader.analyzer(),
+            args.query_args.default_operator(),
+        )
+        .with_context(|| format!("cannot parse the query {text:?}"))?
+    };
     let notes: Vec<String> = notes.iter().map(ToString::to_string).collect();
+    let ids = external_ids(&args.dir, &reader)?;
     let (result, hits, runs) = match served_mode {
         Some(mode) => {
             drop(reader);
@@ -228,7 +274,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     if args.json {
         let hits: Vec<_> = hits
             .iter()
-            .map(|h| json!({"id": h.doc.to_string(), "score": h.score, "title": h.title, "snippet": h.snippet}))
+            .map(|h| json!({"id": shown_id(ids.as_ref(), h.doc), "score": h.score, "title": h.title, "snippet": h.snippet}))
             .collect();
         println!(
             "{}",
@@ -248,7 +294,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         for note in &notes {
             println!("note: {note}");
         }
-        print_hits(&query, &result, took, &hits, args.k);
+        print_hits(&query, &result, took, &hits, args.k, ids.as_ref());
         if runs.len() > 1 {
             print_runs(&runs);
         }

@@ -7,7 +7,8 @@
 //! | `hybrid` | the tier when the term is cached, else mmap | copies each term a query touched into the tier |
 //! | `hybrid-prefetch` | the tier only | copies the postings of queued queries into the tier, as far ahead as the adaptive rule allows |
 //!
-//! [`LiveService`] serves requests as they arrive (the server's path); [`Server`] runs a
+//! [`LiveService`] serves requests as they arrive (the server's path; [`run_batch`] feeds it
+//! a batch, as `apcache search --topics` and the Python bindings do); [`Server`] runs a
 //! queue of queries known up front (the benchmarks' path).
 //!
 //! In the benchmarks, queries are queued up front (a closed loop: every query waits in the queue until a query
@@ -15,6 +16,7 @@
 //! ahead of them. A query's latency runs from when a thread takes it to its answer, waiting
 //! for its terms included.
 
+mod batch;
 mod cached_evaluation;
 mod live;
 mod mode;
@@ -22,6 +24,7 @@ mod pipeline;
 mod serve;
 mod sources;
 
+pub use batch::run_batch;
 pub use live::{LiveAnswer, LiveConfig, LiveCounters, LiveError, LiveRequest, LiveService, Ticket};
 pub use mode::ServingMode;
 pub use serve::{
