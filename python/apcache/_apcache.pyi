@@ -1,0 +1,138 @@
+"""Type stubs of apcache's native module (python/src/lib.rs); see the package docstring."""
+
+from os import PathLike
+from typing import Iterable, Mapping, Optional, Tuple, Union
+
+__version__: str
+
+_Path = Union[str, "PathLike[str]"]
+_Size = Union[int, str]
+_Queries = Union[Mapping[str, str], Iterable[Union[str, Tuple[object, str]]]]
+_Document = Union[Tuple[Union[str, int], str, str], Mapping[str, object]]
+
+class ApcacheError(Exception):
+    """The base of every error apcache raises."""
+
+class IndexError(ApcacheError):  # noqa: A001 - apcache.IndexError, not the builtin
+    """An index that cannot be opened, read or built. Not Python's builtin IndexError."""
+
+class QueryError(ApcacheError):
+    """A query that cannot be parsed; the message gives the byte position."""
+
+class TopicError(ApcacheError):
+    """A topic file that cannot be read; the message gives the line."""
+
+class Hit:
+    """One ranked document."""
+
+    id: str
+    """The document's id: the one given to IndexWriter.add, else its number in input order."""
+    doc: int
+    """The index's number of the document (from 0, in input order)."""
+    score: float
+    """The BM25 score (Lucene's arithmetic)."""
+    title: Optional[str]
+    """The stored title; None when the search asked for no fields."""
+    body: Optional[str]
+    """The stored body; None when the search asked for no fields."""
+    def to_dict(self) -> dict: ...
+
+class Index:
+    """An index opened for searching: a serving stack and a fixed pool of query threads.
+
+    `mode` is base (mmap and the page cache; the default), base-prefetch, hybrid or
+    hybrid-prefetch (a postings cache in the tier, the default when `tier_dir` or
+    `cache_size` is given). `cache_size` and `memory_limit` are bytes or sizes such as
+    "256MiB". `memory_limit` moves this whole process into a memory cgroup with that limit
+    (root and cgroup v1/v2 needed; otherwise a warning in stats()["warnings"]). `threads` is
+    the query pool (default: the CPU count). Raises IndexError when there is no index at
+    `path`, ValueError for a bad setting.
+    """
+
+    def __init__(
+        self,
+        path: _Path,
+        mode: Optional[str] = None,
+        cache_size: Optional[_Size] = None,
+        tier_dir: Optional[_Path] = None,
+        memory_limit: Optional[_Size] = None,
+        threads: Optional[int] = None,
+        loader: str = "direct",
+    ) -> None: ...
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        parse: str = "lucene",
+        default_op: str = "or",
+        fields: bool = True,
+    ) -> list[Hit]:
+        """The best `k` documents for `query`, best first (QueryError if it does not parse)."""
+    def count(self, query: str, *, parse: str = "lucene", default_op: str = "or") -> int:
+        """The exact number of documents matching `query`."""
+    def batch_search(
+        self,
+        queries: _Queries,
+        k: int = 10,
+        threads: Optional[int] = None,
+        *,
+        parse: str = "plain",
+        default_op: str = "or",
+        fields: bool = False,
+    ) -> dict[str, list[Hit]]:
+        """The best `k` documents of each query, by query id, run in parallel on the query
+        threads (`threads` other than the index's starts a pool of that size for the call)
+        with the GIL released. `queries` is {qid: text}, (qid, text) pairs, or texts
+        (numbered "0", "1", ...). Queries are bags of words unless parse="lucene"."""
+    def doc(self, id: Union[str, int]) -> dict:
+        """The stored document with this external id (or number): id, doc, title, body.
+        KeyError when there is none."""
+    def analyze(self, text: str) -> list[str]:
+        """The terms the index's analyzer makes of `text`."""
+    def stats(self) -> dict:
+        """Documents, tokens, segments, generation, the serving mode and its counters."""
+    def close(self) -> None:
+        """Stops the query threads."""
+    def __enter__(self) -> "Index": ...
+    def __exit__(self, *args: object) -> bool: ...
+    def __len__(self) -> int: ...
+
+class IndexWriter:
+    """Builds an index at `path` from documents added one at a time.
+
+    Documents are spooled to a file beside the index, not held in memory; commit() builds
+    the index from all of them (a later commit rebuilds it with the documents added since
+    too). `positions=True` raises NotImplementedError: this version indexes no positions,
+    so phrase queries are not supported yet. `overwrite=True` replaces an index already at
+    `path` (else committing over one raises IndexError). As a context manager it commits on
+    a clean exit.
+    """
+
+    def __init__(
+        self,
+        path: _Path,
+        codec: str = "pfor-delta-simd",
+        threads: int = 2,
+        positions: bool = False,
+        memory_budget: Optional[_Size] = None,
+        stop_words: bool = False,
+        stem: bool = False,
+        overwrite: bool = False,
+    ) -> None: ...
+    def add(self, id: Union[str, int], title: str, body: str) -> None:
+        """Adds one document (ValueError for an empty id or one with whitespace)."""
+    def add_many(self, documents: Iterable[_Document]) -> int:
+        """Adds every document of an iterable, one at a time; returns how many."""
+    def commit(self) -> dict:
+        """Builds and commits the index; returns the build's report."""
+    def __enter__(self) -> "IndexWriter": ...
+    def __exit__(self, exc_type: object, exc_value: object, traceback: object) -> bool: ...
+    def __len__(self) -> int: ...
+
+def read_topics(path: _Path, format: Optional[str] = None) -> dict[str, str]:
+    """{qid: query} from a TREC topic file (<top> or <topic> form) or qid<TAB>query lines
+    (format "trec" or "tsv"; default: detected). TopicError, naming the line, if malformed."""
+
+def write_trec_run(results: Mapping[str, list[Hit]], path: _Path, tag: str = "apcache") -> int:
+    """Writes batch_search's results as a six-column TREC run; returns the lines written."""
