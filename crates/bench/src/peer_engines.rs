@@ -118,6 +118,17 @@ pub fn to_tantivy(query: &Query, field: Field) -> Box<dyn TantivyQuery> {
             );
             Box::new(BooleanQuery::new(clauses))
         }
+        Query::Phrase(phrase) => {
+            let terms = phrase
+                .terms
+                .iter()
+                .map(|(offset, t)| (*offset as usize, Term::from_field_text(field, t)))
+                .collect();
+            Box::new(tantivy::query::PhraseQuery::new_with_offset_and_slop(
+                terms,
+                phrase.slop,
+            ))
+        }
     }
 }
 

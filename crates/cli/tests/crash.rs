@@ -257,7 +257,7 @@ fn killing_a_forced_rebuild_leaves_the_old_index_or_the_new_one() {
     let files = std::fs::read_dir(&dir).unwrap().count();
     assert_eq!(
         files,
-        2 + FileKind::SEGMENT_FILES.len(),
+        2 + FileKind::SEGMENT_FILES.len() + 1,
         "MANIFEST, LOCK and the merged segment's files"
     );
 }
@@ -299,7 +299,7 @@ fn killing_merge_loses_no_document() {
         // MANIFEST, LOCK and the merged segment's files.
         assert_eq!(
             files,
-            2 + FileKind::SEGMENT_FILES.len(),
+            2 + FileKind::SEGMENT_FILES.len() + 1,
             "{context}: leftovers of the killed merge were not removed"
         );
     }

@@ -140,7 +140,10 @@ pub fn check_index(dir: &Path) -> Result<CheckReport, IndexError> {
 /// Recomputes the checksum of every file of `segment`; false if any is unsound.
 fn verify_files(dir: &Path, segment: &SegmentMeta, report: &mut CheckReport) -> bool {
     let mut sound = true;
-    for kind in FileKind::SEGMENT_FILES {
+    let positions = segment
+        .file(FileKind::Positions)
+        .map(|_| FileKind::Positions);
+    for kind in FileKind::SEGMENT_FILES.into_iter().chain(positions) {
         let Some(file) = segment.file(kind) else {
             report.problem(&segment.name, format!("no {} file", kind.extension()));
             sound = false;
@@ -243,6 +246,7 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
     let (mut postings, mut docs_bytes, mut freqs_bytes) = (0u64, 0u64, 0u64);
     let mut docs = [0u32; BLOCK_LEN];
     let mut freqs = [0u32; BLOCK_LEN];
+    let mut positions_scratch = Default::default();
     while let Some((term, ordinal)) = stream.next() {
         let shown = String::from_utf8_lossy(term).into_owned();
         if previous.as_deref().is_some_and(|p| p >= term) {
@@ -434,6 +438,12 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
                 ),
             );
         }
+        if reader.has_positions() {
+            let entry = TermEntry { ordinal, info };
+            if let Err(e) = check_positions(reader, &entry, &mut positions_scratch) {
+                term_problem(report, &name(FileKind::Positions), e.to_string());
+            }
+        }
         postings += n as u64;
         if report.problems.len() - problems_before > 100 {
             report.problem(
@@ -473,4 +483,23 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
         ),
         Err(e) => report.problem(&name(FileKind::Store), e.to_string()),
     }
+}
+
+/// Buffers for [`check_positions`].
+#[derive(Default)]
+struct PositionsScratch {
+    docs: Vec<u32>,
+    freqs: Vec<u32>,
+    positions: Vec<u32>,
+}
+
+/// Verifies a term's positions against their checksum and decodes every one of them (which
+/// checks that each document has as many as its frequency, increasing).
+fn check_positions(
+    reader: &SegmentReader,
+    entry: &TermEntry,
+    scratch: &mut PositionsScratch,
+) -> Result<(), crate::IndexError> {
+    reader.read_postings(entry, &mut scratch.docs, &mut scratch.freqs)?;
+    reader.read_positions(entry, &scratch.freqs, &mut scratch.positions)
 }

@@ -66,6 +66,12 @@ pub enum IndexError {
     /// An argument is out of range.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A phrase query on an index built without positions.
+    #[error("phrase queries need positions, and segment {segment} was built without them (--no-positions): rebuild the index without that flag")]
+    NoPositions {
+        /// The segment.
+        segment: String,
+    },
     /// The query was cancelled while it ran (see `search::CancelScope`).
     #[error("the query was cancelled")]
     Cancelled,

@@ -100,6 +100,11 @@ pub fn merge_segments(
     // dictionary and writes the files; batches of encoded terms pass between them.
     let codec_impl = codec.build();
     let mut writer = SegmentWriter::create(out_dir, name, codec, docs.clone(), lengths.clone())?;
+    // Positions survive a merge only if every input has them.
+    let positions = readers.iter().all(SegmentReader::has_positions);
+    if positions {
+        writer.keep_positions()?;
+    }
     let bm25 = Bm25::of_lengths(&lengths);
     let encoder = TermEncoder::new(&*codec_impl, &bm25, &docs, &lengths, name);
     let store = writer.take_store()?;
@@ -116,7 +121,7 @@ pub fn merge_segments(
         });
         // A third thread copies the stored documents (mostly I/O).
         let copying = scope.spawn(|| copy_stores(inputs, &readers, &runs, store));
-        let merged = merge_postings(&readers, encoder, &batches, &spare);
+        let merged = merge_postings(&readers, positions, encoder, &batches, &spare);
         drop(batches);
         let written = writing.join().unwrap_or_else(|_| {
             Err(IndexError::InvalidArgument(
@@ -171,10 +176,20 @@ fn copy_stores(
 /// Bytes of encoded terms handed to the writing thread at a time.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// Encodes every term of `readers` with its lists merged by DID, sending batches to `batches`
-/// (and reusing the buffers that come back on `spare`).
+/// One input's list of the term being merged: DIDs, frequencies and (when kept) positions.
+#[derive(Default, Clone)]
+struct InputList {
+    docs: Vec<u32>,
+    freqs: Vec<u32>,
+    positions: Vec<u32>,
+}
+
+/// Encodes every term of `readers` with its lists merged by DID (and its positions, when
+/// `positions`), sending batches to `batches` (and reusing the buffers that come back on
+/// `spare`).
 fn merge_postings(
     readers: &[SegmentReader],
+    positions: bool,
     mut encoder: TermEncoder<'_>,
     batches: &crossbeam_channel::Sender<EncodedTerms>,
     spare: &crossbeam_channel::Receiver<EncodedTerms>,
@@ -184,8 +199,8 @@ fn merge_postings(
         union = union.add(reader.dictionary().into_stream());
     }
     let mut union = union.union();
-    let mut lists: Vec<(Vec<u32>, Vec<u32>)> = vec![Default::default(); readers.len()];
-    let (mut docs, mut freqs) = (Vec::new(), Vec::new());
+    let mut lists: Vec<InputList> = vec![InputList::default(); readers.len()];
+    let mut merged = InputList::default();
     let mut present = Vec::with_capacity(readers.len());
     let mut batch = EncodedTerms::default();
     let closed = || IndexError::InvalidArgument("the merge's writing thread stopped".into());
@@ -195,14 +210,22 @@ fn merge_postings(
             let reader = &readers[ordinal.index];
             // Verified on the way: a merge never copies damage into a new segment.
             let entry = reader.entry(ordinal.value)?;
-            let (d, f) = &mut lists[ordinal.index];
-            reader.read_postings(&entry, d, f)?;
+            let list = &mut lists[ordinal.index];
+            reader.read_postings(&entry, &mut list.docs, &mut list.freqs)?;
+            if positions {
+                reader.read_positions(&entry, &list.freqs, &mut list.positions)?;
+            }
             present.push(ordinal.index);
         }
-        docs.clear();
-        freqs.clear();
-        merge_by_doc(&lists, &present, &mut docs, &mut freqs);
-        encoder.encode(term, &docs, &freqs, &mut batch)?;
+        merge_by_doc(&lists, &present, &mut merged);
+        let merged_positions = positions.then_some(merged.positions.as_slice());
+        encoder.encode(
+            term,
+            &merged.docs,
+            &merged.freqs,
+            merged_positions,
+            &mut batch,
+        )?;
         if batch.bytes() >= BATCH_BYTES {
             let mut next = spare.try_recv().unwrap_or_default();
             next.clear();
@@ -217,23 +240,23 @@ fn merge_postings(
     Ok(())
 }
 
-/// Merges the sorted lists `lists[i]` for `i` in `present` into `docs`, `freqs`.
+/// Merges the sorted lists `lists[i]` for `i` in `present` into `out` (cleared first), with
+/// their positions when they have them.
 ///
 /// Lists from indexing threads interleave in runs of a batch's documents, so the merge copies
 /// whole stretches: from the list with the smallest head, everything below the next-smallest
 /// head at once.
-fn merge_by_doc(
-    lists: &[(Vec<u32>, Vec<u32>)],
-    present: &[usize],
-    docs: &mut Vec<u32>,
-    freqs: &mut Vec<u32>,
-) {
+fn merge_by_doc(lists: &[InputList], present: &[usize], out: &mut InputList) {
+    out.docs.clear();
+    out.freqs.clear();
+    out.positions.clear();
     let mut at = vec![0usize; present.len()];
+    let mut positions_at = vec![0usize; present.len()];
     loop {
         let mut best: Option<(usize, u32)> = None;
         let mut second = u32::MAX;
         for (k, &i) in present.iter().enumerate() {
-            let Some(&head) = lists[i].0.get(at[k]) else {
+            let Some(&head) = lists[i].docs.get(at[k]) else {
                 continue;
             };
             match best {
@@ -247,13 +270,20 @@ fn merge_by_doc(
             }
         }
         let Some((k, _)) = best else { return };
-        let (list_docs, list_freqs) = &lists[present[k]];
+        let list = &lists[present[k]];
         let start = at[k];
         // At least one posting: equal heads (a corrupt input) must not stall the merge; the
         // writer rejects the duplicate DID.
-        let end = start + list_docs[start..].partition_point(|&d| d < second).max(1);
-        docs.extend_from_slice(&list_docs[start..end]);
-        freqs.extend_from_slice(&list_freqs[start..end]);
+        let end = start + list.docs[start..].partition_point(|&d| d < second).max(1);
+        out.docs.extend_from_slice(&list.docs[start..end]);
+        out.freqs.extend_from_slice(&list.freqs[start..end]);
+        if !list.positions.is_empty() {
+            let count: usize = list.freqs[start..end].iter().map(|&f| f as usize).sum();
+            let from = positions_at[k];
+            let to = (from + count).min(list.positions.len());
+            out.positions.extend_from_slice(&list.positions[from..to]);
+            positions_at[k] = to;
+        }
         at[k] = end;
     }
 }
@@ -358,20 +388,29 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// The stretch-copying merge equals sorting the union.
+        /// The stretch-copying merge equals sorting the union, positions travelling with
+        /// their postings.
         #[test]
-        fn merge_by_doc_sorts_the_union(assignment in proptest::collection::vec(0usize..4, 0..600)) {
-            let mut lists: Vec<(Vec<u32>, Vec<u32>)> = vec![Default::default(); 4];
-            for (doc, &list) in assignment.iter().enumerate() {
-                lists[list].0.push(doc as u32);
-                lists[list].1.push(doc as u32 * 7 + 1);
+        fn merge_by_doc_sorts_the_union(assignment in proptest::collection::vec((0usize..4, 1u32..4), 0..600)) {
+            let mut lists: Vec<InputList> = vec![Default::default(); 4];
+            for (doc, &(list, freq)) in assignment.iter().enumerate() {
+                let list = &mut lists[list];
+                list.docs.push(doc as u32);
+                list.freqs.push(freq);
+                list.positions.extend((0..freq).map(|p| doc as u32 * 10 + p));
             }
-            let present: Vec<usize> = (0..4).filter(|&i| !lists[i].0.is_empty()).collect();
-            let (mut docs, mut freqs) = (Vec::new(), Vec::new());
-            merge_by_doc(&lists, &present, &mut docs, &mut freqs);
+            let present: Vec<usize> = (0..4).filter(|&i| !lists[i].docs.is_empty()).collect();
+            let mut merged = InputList::default();
+            merge_by_doc(&lists, &present, &mut merged);
             let want: Vec<u32> = (0..assignment.len() as u32).collect();
-            prop_assert_eq!(&docs, &want);
-            prop_assert_eq!(freqs, want.iter().map(|d| d * 7 + 1).collect::<Vec<_>>());
+            prop_assert_eq!(&merged.docs, &want);
+            prop_assert_eq!(&merged.freqs, &assignment.iter().map(|a| a.1).collect::<Vec<_>>());
+            let positions: Vec<u32> = assignment
+                .iter()
+                .enumerate()
+                .flat_map(|(doc, &(_, freq))| (0..freq).map(move |p| doc as u32 * 10 + p))
+                .collect();
+            prop_assert_eq!(merged.positions, positions);
         }
     }
 }

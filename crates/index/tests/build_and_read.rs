@@ -168,7 +168,7 @@ fn placement_flags_put_files_where_asked() {
     );
     assert_eq!(
         count(flush.path()),
-        FileKind::SEGMENT_FILES.len() * report.segments
+        (FileKind::SEGMENT_FILES.len() + 1) * report.segments
     );
     assert_eq!(count(arena.path()), 0, "arena files are unlinked");
     assert!(apcache_index::check::check_index(dir.path())
@@ -186,7 +186,8 @@ fn placement_flags_put_files_where_asked() {
         (report.segments, 1)
     );
     assert_eq!(count(flush.path()), 0, "merged inputs are removed");
-    assert_eq!(count(merged.path()), FileKind::SEGMENT_FILES.len());
+    // The segment files and the positions.
+    assert_eq!(count(merged.path()), FileKind::SEGMENT_FILES.len() + 1);
     let check = apcache_index::check::check_index(dir.path()).unwrap();
     assert!(check.is_clean(), "{:?}", check.problems);
     assert_eq!(check.documents, report.documents);

@@ -2,7 +2,7 @@
 //! then `check` runs, the index is opened, a set of queries runs and every stored document is
 //! read. Every flip must be found by `check`; every query and document read must either fail
 //! with an error or give exactly what the sound index gives (never a wrong answer); nothing
-//! may panic. The files are every segment file and the manifest.
+//! may panic. The files are every segment file (positions included) and the manifest.
 //!
 //! The test suite flips 40 bytes per file (the first and last 8 and 24 spread between:
 //! `APCACHE_SWEEP_EDGE` and `APCACHE_SWEEP_POSITIONS`); the documented full sweep flips 2,000 spread positions and
@@ -33,6 +33,9 @@ const QUERIES: &[&str] = &[
     "+united +states -war",
     "(a OR his) AND (born OR released)",
     "zyzzyva",
+    "\"of the\"",
+    "\"united states\" OR \"new york\"~2",
+    "+\"in the\"~1 -river",
 ];
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -161,8 +164,8 @@ fn every_flipped_byte_is_found_by_check_and_never_gives_a_wrong_answer() {
     files.sort();
     assert_eq!(
         files.len(),
-        8,
-        "a segment's seven files and the manifest: {files:?}"
+        9,
+        "a segment's seven files, its positions and the manifest: {files:?}"
     );
 
     let spread = env_usize("APCACHE_SWEEP_POSITIONS", 24);

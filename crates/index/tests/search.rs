@@ -75,6 +75,7 @@ fn reference_score(
     }
     Some(match query {
         Query::Term(t) => bm25.score(idf[t], tf[t], length),
+        Query::Phrase(_) => unreachable!("phrases are tested in tests/phrase.rs"),
         Query::Bool(b) => {
             let sum = |clauses: &[Query]| -> (f32, bool) {
                 let mut s = 0f64;

@@ -11,6 +11,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use serde_json::json;
 
@@ -183,6 +184,12 @@ pub async fn serve(state: Shared, ready: impl FnOnce(std::net::SocketAddr)) -> s
     let listener = tokio::net::TcpListener::bind(state.config.addr).await?;
     ready(listener.local_addr()?);
     let app = router(state.clone());
+    // Small responses go out at once: without TCP_NODELAY a response written in two parts
+    // can wait on the client's delayed acknowledgement.
+    // A socket that refuses the option still serves, only slower.
+    let listener = listener.tap_io(|stream| {
+        let _ = stream.set_nodelay(true);
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await?;

@@ -73,7 +73,7 @@ pub struct SearchOutcome {
 /// The deepest nesting of `query`'s boolean groups.
 fn depth(query: &Query) -> usize {
     match query {
-        Query::Term(_) => 0,
+        Query::Term(_) | Query::Phrase(_) => 0,
         Query::Bool(b) => {
             1 + b
                 .must

@@ -15,7 +15,6 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use apcache_index::format::FileKind;
 use apcache_index::manifest::MANIFEST;
 use apcache_index::{IndexError, Manifest};
 use serde::Serialize;
@@ -26,10 +25,8 @@ pub fn index_files(dir: &Path) -> Result<Vec<PathBuf>, IndexError> {
     let manifest = Manifest::load(dir)?;
     let mut files = vec![dir.join(MANIFEST)];
     for segment in &manifest.segments {
-        for kind in FileKind::SEGMENT_FILES {
-            if let Some(file) = segment.file(kind) {
-                files.push(segment.directory(dir).join(&file.name));
-            }
+        for file in &segment.files {
+            files.push(segment.directory(dir).join(&file.name));
         }
     }
     let entries = std::fs::read_dir(dir).map_err(|e| IndexError::io(dir, e))?;

@@ -54,6 +54,10 @@ pub struct IndexArgs {
     /// Keep the flushed segments instead of merging them into one at the end.
     #[arg(long)]
     no_merge: bool,
+    /// Keep no positions: a smaller index, faster to build, on which phrase queries
+    /// ("new york") fail with an error.
+    #[arg(long)]
+    no_positions: bool,
     /// Place the posting blocks of the in-memory tables in files mapped from this directory
     /// (a tmpfs, DAX or CXL-backed mount) instead of anonymous memory.
     #[arg(long)]
@@ -102,6 +106,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         },
         force: args.force,
         merge: !args.no_merge,
+        positions: !args.no_positions,
         arena: args
             .arena_dir
             .map_or(ArenaPlacement::Anonymous, ArenaPlacement::MappedFile),

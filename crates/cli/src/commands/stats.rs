@@ -73,6 +73,14 @@ impl Stats {
             file_bytes: FileKind::SEGMENT_FILES
                 .into_iter()
                 .map(|kind| (kind, manifest.file_bytes(kind)))
+                .chain(
+                    // Positions: a row only for an index that keeps them.
+                    Some((
+                        FileKind::Positions,
+                        manifest.file_bytes(FileKind::Positions),
+                    ))
+                    .filter(|(_, bytes)| *bytes > 0),
+                )
                 .collect(),
             docs_bytes: manifest.segments.iter().map(|s| s.docs_bytes).sum(),
             freqs_bytes: manifest.segments.iter().map(|s| s.freqs_bytes).sum(),
@@ -94,6 +102,12 @@ impl Stats {
     /// Bytes a query may read: every file but the document store.
     fn searchable_bytes(&self) -> u64 {
         self.total_bytes() - self.store_bytes()
+    }
+
+    fn has_positions(&self) -> bool {
+        self.file_bytes
+            .iter()
+            .any(|(kind, bytes)| *kind == FileKind::Positions && *bytes > 0)
     }
 
     fn raw_postings_bytes(&self) -> u64 {
@@ -127,6 +141,7 @@ impl Stats {
             "total_bytes": self.total_bytes(),
             "searchable_bytes": self.searchable_bytes(),
             "store_bytes": self.store_bytes(),
+            "positions": self.has_positions(),
             "docs_bytes": self.docs_bytes,
             "freqs_bytes": self.freqs_bytes,
             "raw_postings_bytes": self.raw_postings_bytes(),
@@ -152,6 +167,14 @@ impl Stats {
         line("terms", &self.terms.to_string());
         line("postings", &self.postings.to_string());
         line("codec", &codec);
+        line(
+            "positions",
+            if self.has_positions() {
+                "kept (phrase queries work)"
+            } else {
+                "none (built with --no-positions: phrase queries fail)"
+            },
+        );
         out.push('\n');
 
         let total = self.total_bytes();
@@ -269,6 +292,7 @@ segments          2
 terms             5000
 postings          100000
 codec             bp128
+positions         none (built with --no-positions: phrase queries fail)
 
 file kind    bytes       size   share
 dict         20000   19.5 KiB    2.0%

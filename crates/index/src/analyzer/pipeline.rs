@@ -63,8 +63,9 @@ impl Analyzer {
     /// Calls `emit` with each term of `text` and its position, in order.
     ///
     /// Positions count the tokenizer's words from 0, so a removed stop word leaves a gap, as
-    /// Lucene's position increments do. They saturate at `u32::MAX`.
-    pub fn for_each_token_with_position(&self, text: &str, mut emit: impl FnMut(u32, &str)) {
+    /// Lucene's position increments do. They saturate at `u32::MAX`. Returns the number of
+    /// words, removed ones included: the position the next text of the same field starts at.
+    pub fn for_each_token_with_position(&self, text: &str, mut emit: impl FnMut(u32, &str)) -> u32 {
         let mut lowercase_buffer = String::new();
         let mut position: u32 = 0;
         for_each_word(text, |word| {
@@ -79,6 +80,7 @@ impl Analyzer {
                 None => emit(word_position, term),
             }
         });
+        position
     }
 
     /// The terms of `text`, in order. Allocates every term; the indexer should prefer

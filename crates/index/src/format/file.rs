@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::IndexError;
 
 /// The version of the on-disk format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 16;
 /// Bytes of the footer.
@@ -43,6 +43,9 @@ pub enum FileKind {
     Checksums,
     /// The manifest of committed segments.
     Manifest,
+    /// Per term, the positions of its occurrences (optional: an index built without
+    /// positions has none).
+    Positions,
 }
 
 impl FileKind {
@@ -57,6 +60,7 @@ impl FileKind {
             FileKind::Store => b"STOR",
             FileKind::Checksums => b"SUMS",
             FileKind::Manifest => b"MANI",
+            FileKind::Positions => b"POSI",
         }
     }
 
@@ -71,10 +75,11 @@ impl FileKind {
             FileKind::Store => "store",
             FileKind::Checksums => "sums",
             FileKind::Manifest => "manifest",
+            FileKind::Positions => "pos",
         }
     }
 
-    /// Every kind a segment has.
+    /// Every kind a segment has ([`FileKind::Positions`] besides, when it has positions).
     pub const SEGMENT_FILES: [FileKind; 7] = [
         FileKind::Dictionary,
         FileKind::TermInfos,

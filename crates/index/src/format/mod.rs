@@ -6,11 +6,13 @@
 //! version, a truncated file and a flipped byte apart.
 
 pub mod file;
+pub mod positions;
 pub mod skip_entry;
 pub mod term_checksums;
 pub mod term_info;
 
 pub use file::{FileKind, FileWriter, FramedFile, FOOTER_LEN, FORMAT_VERSION, HEADER_LEN};
+pub use positions::{encode_term_positions, BlockPositionsReader, PositionsError, TermPositions};
 pub use skip_entry::SkipEntry;
 pub use term_checksums::TermChecksums;
 pub use term_info::TermInfo;

@@ -68,6 +68,8 @@ pub struct IndexOptions {
     pub flush_dir: Option<PathBuf>,
     /// Directory for the merged segment (default: the index directory).
     pub merge_dir: Option<PathBuf>,
+    /// Keep every occurrence's position, for phrase queries.
+    pub positions: bool,
 }
 
 impl Default for IndexOptions {
@@ -84,6 +86,7 @@ impl Default for IndexOptions {
             arena: ArenaPlacement::Anonymous,
             flush_dir: None,
             merge_dir: None,
+            positions: true,
         }
     }
 }
@@ -230,7 +233,7 @@ impl Shared<'_> {
         &self,
         batches: crossbeam_channel::Receiver<(u32, Vec<Document>)>,
     ) -> Result<(), IndexError> {
-        let mut table = PostingTable::new(self.options.arena.clone())?;
+        let mut table = PostingTable::new(self.options.arena.clone(), self.options.positions)?;
         let share = table_share(self.options.memory_budget, self.options.threads);
         for (first, batch) in batches {
             let start = Instant::now();

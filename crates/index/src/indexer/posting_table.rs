@@ -26,6 +26,8 @@ pub struct PostingTable {
     arena: BlockArena,
     tails: TailPool,
     contents: Contents,
+    /// Whether positions are kept.
+    keep_positions: bool,
 }
 
 /// A term's entry in the hash table. The term's newest posting lives here, in the entry itself,
@@ -42,6 +44,8 @@ struct TermSlot {
     id: u32,
     /// The postings between the sealed blocks and the newest one.
     tail: Tail,
+    /// The position of the term's last occurrence (positions are kept as gaps from it).
+    last_position: u32,
 }
 
 /// What a flush writes and empties.
@@ -50,6 +54,9 @@ struct Contents {
     ids: FxHashMap<CompactString, TermSlot>,
     /// Per term, the arena numbers of its sealed blocks.
     sealed: Vec<Vec<u32>>,
+    /// Per term, when positions are kept: every occurrence's position as a VByte, the first
+    /// of each document as it is, the others as gaps from the one before.
+    positions: Vec<Vec<u8>>,
     docs: DocMap,
     lengths: Vec<u32>,
     /// Stored documents, compressed a block at a time as they arrive (as the segment's store
@@ -80,12 +87,17 @@ impl Contents {
 }
 
 impl PostingTable {
-    /// An empty table whose blocks go to an arena placed as `placement`.
-    pub fn new(placement: ArenaPlacement) -> Result<PostingTable, IndexError> {
+    /// An empty table whose blocks go to an arena placed as `placement`, keeping the terms'
+    /// positions when `keep_positions`.
+    pub fn new(
+        placement: ArenaPlacement,
+        keep_positions: bool,
+    ) -> Result<PostingTable, IndexError> {
         Ok(PostingTable {
             arena: BlockArena::new(placement)?,
             tails: TailPool::default(),
             contents: Contents::default(),
+            keep_positions,
         })
     }
 
@@ -100,6 +112,7 @@ impl PostingTable {
             + c.ids.capacity() * (entry + 1)
             + c.ids.len() * sort_entry
             + c.sealed.capacity() * std::mem::size_of::<Vec<u32>>()
+            + c.positions.capacity() * std::mem::size_of::<Vec<u8>>()
             + c.lengths.capacity() * 4
             + c.store_blocks.capacity() * std::mem::size_of::<(Vec<u8>, u32)>()
             + self.arena.allocated_bytes()
@@ -131,16 +144,26 @@ impl PostingTable {
         let arena = &mut self.arena;
         let tails = &mut self.tails;
         let this = &mut self.contents;
+        let keep_positions = self.keep_positions;
         let mut length = 0u32;
         let mut failure = None;
+        // The title and the body are one stream of positions, as if joined by a space.
+        let mut offset = 0u32;
         for text in [doc.title.as_str(), doc.body.as_str()] {
-            analyzer.for_each_token(text, |token| {
+            let words = analyzer.for_each_token_with_position(text, |position, token| {
+                let position = offset.saturating_add(position);
                 length += 1;
                 let slot = match this.ids.get_mut(token) {
                     Some(slot) => slot,
                     None => {
                         let id = this.sealed.len() as u32;
                         this.sealed.push(Vec::new());
+                        if keep_positions {
+                            let mut first = Vec::new();
+                            push_vbyte(&mut first, position);
+                            this.bytes += first.capacity();
+                            this.positions.push(first);
+                        }
                         if token.len() > KEY_INLINE_BYTES {
                             this.bytes += token.len();
                         }
@@ -152,11 +175,24 @@ impl PostingTable {
                                 freq: 1,
                                 id,
                                 tail: Tail::default(),
+                                last_position: position,
                             },
                         );
                         return;
                     }
                 };
+                if keep_positions {
+                    let value = if slot.doc == did {
+                        position.wrapping_sub(slot.last_position)
+                    } else {
+                        position
+                    };
+                    let list = &mut this.positions[slot.id as usize];
+                    let capacity = list.capacity();
+                    push_vbyte(list, value);
+                    this.bytes += list.capacity() - capacity;
+                    slot.last_position = position;
+                }
                 if slot.doc == did {
                     slot.freq += 1;
                     return;
@@ -183,6 +219,7 @@ impl PostingTable {
                 slot.freq = 1;
                 this.postings += 1;
             });
+            offset = offset.saturating_add(words);
         }
         if let Some(e) = failure {
             return Err(e);
@@ -213,6 +250,10 @@ impl PostingTable {
         let mut table = std::mem::take(&mut self.contents);
         table.seal_store_block()?;
         let mut writer = SegmentWriter::create(dir, name, codec, table.docs, table.lengths)?;
+        if self.keep_positions {
+            writer.keep_positions()?;
+        }
+        let mut positions = Vec::new();
         let mut order: Vec<(&str, TermSlot)> = table
             .ids
             .iter()
@@ -231,7 +272,16 @@ impl PostingTable {
             deinterleave(self.tails.pairs(&slot.tail), &mut docs, &mut freqs);
             docs.push(slot.doc);
             freqs.push(slot.freq);
-            writer.add_term(term.as_bytes(), &docs, &freqs)?;
+            let positions = if self.keep_positions {
+                let bytes = &table.positions[slot.id as usize];
+                decode_positions(bytes, &freqs, &mut positions).ok_or_else(|| {
+                    IndexError::InvalidArgument(format!("term {term:?}: positions lost"))
+                })?;
+                Some(positions.as_slice())
+            } else {
+                None
+            };
+            writer.add_term(term.as_bytes(), &docs, &freqs, positions)?;
         }
         for (block, docs) in &table.store_blocks {
             writer.add_stored_block(block, *docs)?;
@@ -240,4 +290,41 @@ impl PostingTable {
         self.tails.release();
         writer.finish()
     }
+}
+
+/// Appends `value` as a VByte (7 bits a byte, low first, high bit: more follow).
+fn push_vbyte(out: &mut Vec<u8>, mut value: u32) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Decodes a term's VByte positions (see `Contents::positions`) into `out` as absolute
+/// positions, `freqs[i]` for posting `i`; `None` if they do not add up.
+fn decode_positions(bytes: &[u8], freqs: &[u32], out: &mut Vec<u32>) -> Option<()> {
+    out.clear();
+    let mut at = 0;
+    let mut next = || -> Option<u32> {
+        let mut value = 0u32;
+        for shift in (0..35).step_by(7) {
+            let byte = *bytes.get(at)?;
+            at += 1;
+            value |= u32::from(byte & 0x7F) << shift;
+            if byte < 0x80 {
+                return Some(value);
+            }
+        }
+        None
+    };
+    for &freq in freqs {
+        let mut position = next()?;
+        out.push(position);
+        for _ in 1..freq {
+            position = position.checked_add(next()?)?;
+            out.push(position);
+        }
+    }
+    (at == bytes.len()).then_some(())
 }

@@ -24,6 +24,24 @@ pub enum Query {
     Term(String),
     /// A combination of sub-queries.
     Bool(BoolQuery),
+    /// Documents where terms occur in a given order and distance (`"new york"`, `"a b"~2`).
+    Phrase(PhraseQuery),
+}
+
+/// Terms at given distances from each other, as Lucene's `PhraseQuery` matches them.
+///
+/// With `slop` 0 a document matches where every term occurs at its position relative to the
+/// others; its phrase frequency is the number of such places. With a larger `slop` the terms
+/// may be moved: a place matches when the terms' positions, each less its position in the
+/// phrase, span at most `slop`, and it counts `1 / (1 + span)` towards the frequency (Lucene's
+/// sloppy phrase).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhraseQuery {
+    /// The terms (analyzed) with their positions in the phrase: the first at 0, increasing,
+    /// with a gap where the analyzer dropped a word (a stop word). At least two terms.
+    pub terms: Vec<(u32, String)>,
+    /// The most moves a match may be away from the exact phrase.
+    pub slop: u32,
 }
 
 /// Sub-queries combined the way Lucene's `BooleanQuery` combines its clauses.
@@ -61,15 +79,28 @@ impl Query {
             Query::Bool(bool_query) => bool_query
                 .clauses()
                 .for_each(|(_, clause)| clause.collect_terms(terms)),
+            Query::Phrase(phrase) => terms.extend(phrase.terms.iter().map(|(_, t)| t.as_str())),
+        }
+    }
+
+    /// Whether the query or any query in it is a phrase.
+    pub fn has_phrase(&self) -> bool {
+        match self {
+            Query::Term(_) => false,
+            Query::Bool(b) => b.clauses().any(|(_, clause)| clause.has_phrase()),
+            Query::Phrase(_) => true,
         }
     }
 
     /// Whether a document holding exactly the terms for which `has_term` is true matches: the
     /// exhaustive reference semantics that evaluators are tested against (see [`BoolQuery`]).
+    /// A phrase needs positions to decide; here it matches where all its terms occur, which
+    /// is what a document needs to match it.
     pub fn matches(&self, has_term: &dyn Fn(&str) -> bool) -> bool {
         match self {
             Query::Term(term) => has_term(term),
             Query::Bool(bool_query) => bool_query.matches(has_term),
+            Query::Phrase(phrase) => phrase.terms.iter().all(|(_, term)| has_term(term)),
         }
     }
 
@@ -136,6 +167,7 @@ impl fmt::Display for Query {
         match self {
             Query::Term(term) => write_term(f, term),
             Query::Bool(bool_query) => bool_query.fmt(f),
+            Query::Phrase(phrase) => phrase.fmt(f),
         }
     }
 }
@@ -151,7 +183,32 @@ impl fmt::Display for BoolQuery {
             match clause {
                 Query::Term(term) => write_term(f, term)?,
                 Query::Bool(nested) => write!(f, "({nested})")?,
+                Query::Phrase(phrase) => phrase.fmt(f)?,
             }
+        }
+        Ok(())
+    }
+}
+
+/// Prints the phrase as Lucene's syntax writes it: `"a b"`, `"a b"~2`. Gaps between the
+/// terms' positions (dropped stop words) are not printed.
+impl fmt::Display for PhraseQuery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"")?;
+        for (index, (_, term)) in self.terms.iter().enumerate() {
+            if index > 0 {
+                f.write_str(" ")?;
+            }
+            for character in term.chars() {
+                if matches!(character, '"' | '\\') {
+                    f.write_str("\\")?;
+                }
+                write!(f, "{character}")?;
+            }
+        }
+        f.write_str("\"")?;
+        if self.slop > 0 {
+            write!(f, "~{}", self.slop)?;
         }
         Ok(())
     }

@@ -14,21 +14,25 @@
 //! the three clause counts and the clauses in order.
 //!
 //! ```text
-//! term:  0x00 | length (VByte) | UTF-8 bytes
-//! group: 0x01 | must count | should count | must_not count (VByte each) | clauses...
+//! term:   0x00 | length (VByte) | UTF-8 bytes
+//! group:  0x01 | must count | should count | must_not count (VByte each) | clauses...
+//! phrase: 0x02 | slop | term count (VByte each) | per term: position (VByte) | term as above
 //! ```
+//!
+//! A phrase's terms do not commute: its canonical form is itself.
 
 use super::ast::{BoolQuery, Query};
 
 const TERM: u8 = 0;
 const GROUP: u8 = 1;
+const PHRASE: u8 = 2;
 
 impl Query {
     /// The canonical form: clause lists sorted and repeated prohibited clauses dropped, at
     /// every depth. Matches the same documents; isomorphic queries have equal forms.
     pub fn canonical(&self) -> Query {
         match self {
-            Query::Term(_) => self.clone(),
+            Query::Term(_) | Query::Phrase(_) => self.clone(),
             Query::Bool(b) => {
                 let sorted = |clauses: &[Query], dedup: bool| {
                     let mut keyed: Vec<(Vec<u8>, Query)> = clauses
@@ -69,10 +73,15 @@ impl Query {
 
     fn pack(&self, out: &mut Vec<u8>) {
         match self {
-            Query::Term(term) => {
-                out.push(TERM);
-                write_vbyte(term.len() as u64, out);
-                out.extend_from_slice(term.as_bytes());
+            Query::Term(term) => pack_term(term, out),
+            Query::Phrase(phrase) => {
+                out.push(PHRASE);
+                write_vbyte(u64::from(phrase.slop), out);
+                write_vbyte(phrase.terms.len() as u64, out);
+                for (position, term) in &phrase.terms {
+                    write_vbyte(u64::from(*position), out);
+                    pack_term(term, out);
+                }
             }
             Query::Bool(b) => {
                 out.push(GROUP);
@@ -87,6 +96,12 @@ impl Query {
     }
 }
 
+fn pack_term(term: &str, out: &mut Vec<u8>) {
+    out.push(TERM);
+    write_vbyte(term.len() as u64, out);
+    out.extend_from_slice(term.as_bytes());
+}
+
 fn write_vbyte(mut v: u64, out: &mut Vec<u8>) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
@@ -98,6 +113,7 @@ fn write_vbyte(mut v: u64, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::query::PhraseQuery;
     use proptest::prelude::*;
 
     fn term(t: &str) -> Query {
@@ -139,7 +155,26 @@ mod tests {
     const VOCABULARY: [&str; 5] = ["a", "b", "c", "dd", "e"];
 
     fn tree() -> impl Strategy<Value = Query> {
-        let leaf = prop::sample::select(&VOCABULARY[..]).prop_map(|t| Query::Term(t.into()));
+        let term = prop::sample::select(&VOCABULARY[..]).prop_map(|t| Query::Term(t.into()));
+        let phrase = (
+            prop::collection::vec((prop::sample::select(&VOCABULARY[..]), 1u32..3), 2..4),
+            0u32..3,
+        )
+            .prop_map(|(terms, slop)| {
+                let mut at = 0;
+                let terms = terms
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (t, gap))| {
+                        if i > 0 {
+                            at += gap;
+                        }
+                        (at, t.to_string())
+                    })
+                    .collect();
+                Query::Phrase(PhraseQuery { terms, slop })
+            });
+        let leaf = prop_oneof![3 => term, 1 => phrase];
         leaf.prop_recursive(3, 24, 4, |inner| {
             let clauses = || prop::collection::vec(inner.clone(), 0..4);
             (clauses(), clauses(), clauses())
@@ -150,7 +185,7 @@ mod tests {
     /// `query` with every clause list shuffled by `seed`, at every depth.
     fn shuffled(query: &Query, seed: &mut u64) -> Query {
         match query {
-            Query::Term(_) => query.clone(),
+            Query::Term(_) | Query::Phrase(_) => query.clone(),
             Query::Bool(b) => {
                 let mut shuffle = |clauses: &[Query]| {
                     let mut out: Vec<Query> = clauses.iter().map(|c| shuffled(c, seed)).collect();

@@ -41,9 +41,6 @@ pub enum QueryError {
         /// Where it starts.
         position: usize,
     },
-    /// A quoted phrase of two or more words.
-    #[error("phrase queries need positions, which this index does not store")]
-    PhraseUnsupported,
     /// `field:term`: the index has a single field.
     #[error(
         "field queries ('{field}:...') are not supported: the index has a single field; \
@@ -62,8 +59,11 @@ pub enum QueryError {
         /// The wildcard character.
         position: usize,
     },
-    /// `term~`, `"a b"~2`: fuzzy and proximity queries.
-    #[error("fuzzy and proximity queries ('~' at byte {position}) are not supported")]
+    /// `term~`: fuzzy queries (a `~` after a quoted phrase is its slop).
+    #[error(
+        "fuzzy queries ('~' at byte {position}) are not supported; a slop ('~2') follows a \
+         quoted phrase, and '\\~' searches for the character itself"
+    )]
     FuzzyUnsupported {
         /// The `~`.
         position: usize,
@@ -132,9 +132,7 @@ impl QueryError {
     /// The byte offset in the query string the error points at, if it points at one.
     pub fn position(&self) -> Option<usize> {
         match self {
-            QueryError::Empty
-            | QueryError::PhraseUnsupported
-            | QueryError::FieldUnsupported { .. } => None,
+            QueryError::Empty | QueryError::FieldUnsupported { .. } => None,
             QueryError::UnbalancedParenthesis { position }
             | QueryError::EmptyParentheses { position }
             | QueryError::TooDeeplyNested { position, .. }

@@ -39,7 +39,7 @@ mod parser;
 #[cfg(test)]
 mod tests;
 
-pub use ast::{BoolQuery, Query};
+pub use ast::{BoolQuery, PhraseQuery, Query};
 pub use error::QueryError;
 pub use note::QueryNote;
 pub use parser::{escape, parse_query, parse_query_with_notes, DefaultOperator, MAX_NESTING};

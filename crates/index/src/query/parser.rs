@@ -10,7 +10,7 @@
 
 use crate::analyzer::Analyzer;
 
-use super::ast::{BoolQuery, Query};
+use super::ast::{BoolQuery, PhraseQuery, Query};
 use super::error::QueryError;
 use super::note::QueryNote;
 
@@ -34,14 +34,15 @@ pub enum DefaultOperator {
 /// The syntax and its meaning are those of Lucene 9's classic `QueryParser` with its default
 /// settings, on a single field: bare words combined with `default_operator`, `+word`
 /// (required), `-word`, `!word` and `NOT word` (prohibited), `AND`/`&&` and `OR`/`||`,
-/// parentheses (which may carry `+` or `-`), backslash escapes (`\:`, `\u00e6`) and quoted
-/// text that analyzes to a single term. A word that analyzes to several terms (`wi-fi`)
+/// parentheses (which may carry `+` or `-`), backslash escapes (`\:`, `\u00e6`), and quoted
+/// phrases with an optional slop (`"new york"`, `"big apple"~2`): quoted text that analyzes to a
+/// single term is that term, and to several a [`Query::Phrase`] whose positions keep the gaps of
+/// dropped stop words. A word that analyzes to several terms (`wi-fi`)
 /// becomes a group of those terms combined with `default_operator`; a word that analyzes to
 /// none (punctuation, a stop word) is dropped, and a query whose every word is dropped is an
 /// empty [`BoolQuery`], which matches nothing. The result is [`Query::simplified`].
 ///
-/// Phrases, fields, wildcards, fuzzy and proximity queries, boosts, ranges and regular
-/// expressions are answered with an error saying so; malformed input with an error pointing at
+/// Fields, wildcards, fuzzy queries, boosts, ranges and regular expressions are answered with an error saying so; malformed input with an error pointing at
 /// the byte where it goes wrong. No input makes it panic.
 ///
 /// ```
@@ -55,8 +56,11 @@ pub enum DefaultOperator {
 /// let query = parse_query("Rust", &analyzer, DefaultOperator::Or)?;
 /// assert_eq!(query, Query::Term("rust".into()));
 ///
-/// let error = parse_query("\"exact phrase\"", &analyzer, DefaultOperator::Or);
-/// assert_eq!(error, Err(QueryError::PhraseUnsupported));
+/// let query = parse_query("\"Exact Phrase\"~1", &analyzer, DefaultOperator::Or)?;
+/// assert_eq!(query.to_string(), "\"exact phrase\"~1");
+///
+/// let error = parse_query("body:rust", &analyzer, DefaultOperator::Or);
+/// assert_eq!(error, Err(QueryError::FieldUnsupported { field: "body".into() }));
 /// # Ok::<(), QueryError>(())
 /// ```
 pub fn parse_query(
@@ -171,8 +175,8 @@ pub(super) fn is_special(character: char) -> bool {
 enum TokenKind {
     /// A word, escapes resolved.
     Word(String),
-    /// The text between double quotes, escapes resolved.
-    Quoted(String),
+    /// The text between double quotes, escapes resolved, and the slop of a `~N` after it.
+    Quoted(String, u32),
     /// `AND` or `&&`.
     And,
     /// `OR` or `||`.
@@ -231,9 +235,10 @@ fn lex(text: &str) -> Result<Vec<Token<'_>>, QueryError> {
             }
             '"' => {
                 let (content, end) = lex_quoted(text, start)?;
+                let (slop, end) = lex_slop(text, end);
                 position = end;
                 tokens.push(Token {
-                    kind: TokenKind::Quoted(content),
+                    kind: TokenKind::Quoted(content, slop),
                     raw: &text[start..end],
                     start,
                 });
@@ -312,6 +317,33 @@ fn lex_word(text: &str, start: usize) -> Result<(String, usize), QueryError> {
         }
     }
     Ok((unescaper.finish(start)?, position))
+}
+
+/// Reads the `~N` that may follow a closing quote at `at`: returns the slop (0 without one)
+/// and the offset past it. As Lucene's parser does, a fraction is cut off (`~2.5` is 2), a
+/// `~` without a number means 0, and a slop too large for Lucene's `int` is its maximum.
+fn lex_slop(text: &str, at: usize) -> (u32, usize) {
+    let rest = &text[at..];
+    let Some(after) = rest.strip_prefix('~') else {
+        return (0, at);
+    };
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    let mut end = 1 + digits;
+    if digits > 0 && after[digits..].starts_with('.') {
+        let fraction = after[digits + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        if fraction > 0 {
+            end += 1 + fraction;
+        }
+    }
+    let slop = after[..digits]
+        .parse::<u64>()
+        .map_or(if digits > 0 { i32::MAX as u32 } else { 0 }, |n| {
+            n.min(i32::MAX as u64) as u32
+        });
+    (slop, at + end)
 }
 
 /// Reads the quoted text whose opening quote is at `start`: returns its content with escapes
@@ -531,16 +563,27 @@ impl Parser<'_, '_> {
                 self.next += 1;
                 Ok(self.analyze_word(&character.to_string()))
             }
-            TokenKind::Quoted(text) => {
+            TokenKind::Quoted(text, slop) => {
                 self.next += 1;
-                let mut terms = self.analyzer.tokens(text);
+                let mut terms = Vec::new();
+                self.analyzer
+                    .for_each_token_with_position(text, |position, term| {
+                        terms.push((position, term.to_string()));
+                    });
                 if terms.len() <= 1 {
-                    self.note(text, &terms);
+                    let words: Vec<String> = terms.iter().map(|(_, t)| t.clone()).collect();
+                    self.note(text, &words);
                 }
                 match terms.len() {
                     0 => Ok(None),
-                    1 => Ok(terms.pop().map(Query::Term)),
-                    _ => Err(QueryError::PhraseUnsupported),
+                    1 => Ok(terms.pop().map(|(_, term)| Query::Term(term))),
+                    _ => {
+                        let first = terms[0].0;
+                        for (position, _) in &mut terms {
+                            *position -= first;
+                        }
+                        Ok(Some(Query::Phrase(PhraseQuery { terms, slop: *slop })))
+                    }
                 }
             }
             TokenKind::LeftParen => {

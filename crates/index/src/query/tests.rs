@@ -107,8 +107,17 @@ fn cases() -> Vec<(
         // Quotes: a single term is a term query, several a phrase.
         ("\"Foo\"", Or, Ok("foo")),
         ("\"a\\\"\" b", Or, Ok("a b")),
-        ("\"a b\"", Or, Err(QueryError::PhraseUnsupported)),
-        ("x \"wi-fi\"", Or, Err(QueryError::PhraseUnsupported)),
+        ("\"a b\"", Or, Ok("\"a b\"")),
+        ("x \"wi-fi\"", Or, Ok("x \"wi fi\"")),
+        ("+\"a b\"~2 -c", Or, Ok("+\"a b\"~2 -c")),
+        ("\"a b\"~2.7", Or, Ok("\"a b\"~2")),
+        ("\"a b\"~", Or, Ok("\"a b\"")),
+        ("\"a b\"~99999999999", Or, Ok("\"a b\"~2147483647")),
+        (
+            "\"a\" b~",
+            Or,
+            Err(QueryError::FuzzyUnsupported { position: 5 }),
+        ),
         (
             "\"a b",
             Or,
@@ -314,8 +323,9 @@ fn error_messages_say_what_to_do() {
     let analyzer = Analyzer::default();
     let message = |input| parse_query(input, &analyzer, Or).unwrap_err().to_string();
     assert_eq!(
-        message("\"a b\""),
-        "phrase queries need positions, which this index does not store"
+        message("a~2"),
+        "fuzzy queries ('~' at byte 1) are not supported; a slop ('~2') follows a quoted \
+         phrase, and '\\~' searches for the character itself"
     );
     assert_eq!(
         message("a AND"),

@@ -1,7 +1,8 @@
 //! Query evaluation: an open index, BM25 as Lucene computes it, cursors over compressed
 //! postings, exhaustive document-at-a-time evaluation of any query tree, and dynamic pruning
 //! (block-max MaxScore, block-max AND) for flat disjunctions and conjunctions, which must
-//! return exactly the top k the exhaustive evaluator returns.
+//! return exactly the top k the exhaustive evaluator returns. Phrases are checked against
+//! their terms' positions in the documents that hold every term.
 
 mod block_max_and;
 mod bm25;
@@ -12,6 +13,8 @@ mod intersect;
 mod lead_filter;
 mod max_score_window;
 mod node;
+mod phrase;
+mod phrase_matcher;
 mod postings_source;
 mod pruned;
 mod query_terms;
@@ -27,6 +30,7 @@ mod window_accumulator;
 pub use bm25::{length_to_norm, norm_to_length, Bm25, Norms, Scoring};
 pub use cancel::CancelScope;
 pub use index_reader::{IndexReader, LoadMode};
+pub use phrase_matcher::{exact_phrase_freq, SloppyPhrase};
 pub use postings_source::{PostingsSource, TermBlocks};
 pub use query_terms::{QueryTerms, TermEntry};
 pub use searcher::{SearchOptions, SearchResult, Searcher};

@@ -4,6 +4,7 @@
 //! conjunctions and disjunctions are in `pruned.rs`, and must agree with it.
 
 use super::bm25::Bm25;
+use super::phrase::PhraseNode;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use crate::IndexError;
@@ -24,6 +25,8 @@ pub enum Node<'a> {
     ReqOpt(Box<Node<'a>>, Box<Node<'a>>),
     /// `inner` matches and `excluded` does not.
     Exclude(Box<Node<'a>>, Box<Node<'a>>),
+    /// A phrase.
+    Phrase(Box<PhraseNode<'a>>),
 }
 
 impl<'a> Node<'a> {
@@ -79,6 +82,7 @@ impl<'a> Node<'a> {
             Node::Or(c, _) => c.iter().map(Node::cost).sum(),
             Node::ReqOpt(r, _) => r.cost(),
             Node::Exclude(i, _) => i.cost(),
+            Node::Phrase(p) => p.cost(),
         }
     }
 
@@ -88,6 +92,7 @@ impl<'a> Node<'a> {
         match self {
             Node::Empty => {}
             Node::Term(t) => stats = t.stats(),
+            Node::Phrase(p) => stats = p.stats(),
             Node::And(c) | Node::Or(c, _) => c.iter().for_each(|c| stats += c.stats()),
             Node::ReqOpt(a, b) | Node::Exclude(a, b) => {
                 stats += a.stats();
@@ -106,6 +111,7 @@ impl<'a> Node<'a> {
             Node::Or(_, doc) => *doc,
             Node::ReqOpt(r, _) => r.doc(),
             Node::Exclude(i, _) => i.doc(),
+            Node::Phrase(p) => p.doc(),
         }
     }
 
@@ -113,6 +119,7 @@ impl<'a> Node<'a> {
     pub fn start(&mut self) -> Result<u32, IndexError> {
         match self {
             Node::Empty | Node::Term(_) => Ok(self.doc()),
+            Node::Phrase(p) => p.start(),
             Node::And(children) => {
                 for child in children.iter_mut() {
                     child.start()?;
@@ -154,6 +161,7 @@ impl<'a> Node<'a> {
         match self {
             Node::Empty => Ok(NO_MORE_DOCS),
             Node::Term(t) => t.advance(target),
+            Node::Phrase(p) => p.advance(target),
             Node::And(_) => self.align(target),
             Node::Or(children, doc) => {
                 let mut least = NO_MORE_DOCS;
@@ -219,6 +227,7 @@ impl<'a> Node<'a> {
         match self {
             Node::Empty => Ok(0.0),
             Node::Term(t) => t.score(bm25),
+            Node::Phrase(p) => Ok(p.score(bm25)),
             Node::And(children) => {
                 let mut sum = 0f64;
                 for child in children.iter_mut() {

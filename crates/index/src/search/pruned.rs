@@ -44,12 +44,13 @@ impl Shape {
                 .iter()
                 .map(|c| match c {
                     Query::Term(t) => Some(t.clone()),
-                    Query::Bool(_) => None,
+                    Query::Bool(_) | Query::Phrase(_) => None,
                 })
                 .collect()
         };
         match query {
             Query::Term(t) => Some(Shape::Or(vec![t.clone()], Vec::new())),
+            Query::Phrase(_) => None,
             Query::Bool(b) => {
                 let excluded = terms(&b.must_not)?;
                 match (b.must.is_empty(), b.should.is_empty()) {

@@ -10,6 +10,7 @@ use super::bm25::{Bm25, Norms, Scoring};
 use super::count;
 use super::index_reader::IndexReader;
 use super::node::Node;
+use super::phrase::{PhraseNode, PhraseTerm};
 use super::postings_source::PostingsSource;
 use super::pruned;
 use super::query_terms::QueryTerms;
@@ -17,7 +18,7 @@ use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::term_opener::TermOpener;
 use super::top_k::{Hit, TopK};
-use crate::query::Query;
+use crate::query::{PhraseQuery, Query};
 use crate::IndexError;
 
 /// How to evaluate.
@@ -245,6 +246,7 @@ pub(crate) fn compile<'s>(
             Some(cursor) => Node::Term(cursor),
             None => Node::Empty,
         },
+        Query::Phrase(phrase) => compile_phrase(opener, phrase, weights)?,
         Query::Bool(b) => {
             let compile_all = |clauses: &[Query]| {
                 clauses
@@ -263,4 +265,40 @@ pub(crate) fn compile<'s>(
             Node::exclude(node, Node::or(must_not))
         }
     })
+}
+
+/// Compiles a phrase: empty where the segment lacks one of its terms.
+fn compile_phrase<'s>(
+    opener: &TermOpener<'s>,
+    phrase: &PhraseQuery,
+    weights: &HashMap<String, f32>,
+) -> Result<Node<'s>, IndexError> {
+    // Lucene weighs a phrase with the sum of its terms' IDFs, summed in double precision.
+    let weight = phrase
+        .terms
+        .iter()
+        .map(|(_, term)| f64::from(weights.get(term).copied().unwrap_or(0.0)))
+        .sum::<f64>() as f32;
+    let mut terms = Vec::with_capacity(phrase.terms.len());
+    for (offset, term) in &phrase.terms {
+        let Some(entry) = opener.terms.entry(term, opener.index) else {
+            return Ok(Node::Empty);
+        };
+        let Some(cursor) = opener.open(term, 0.0)? else {
+            return Ok(Node::Empty);
+        };
+        let region = opener.segment.verified_positions(&entry)?;
+        let term_id = phrase
+            .terms
+            .iter()
+            .position(|(_, t)| t == term)
+            .expect("the term is in the phrase");
+        terms.push(PhraseTerm::new(cursor, *offset, term_id, region));
+    }
+    Ok(Node::Phrase(Box::new(PhraseNode::new(
+        opener.segment,
+        terms,
+        phrase.slop,
+        weight,
+    ))))
 }

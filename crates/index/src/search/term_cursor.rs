@@ -413,6 +413,12 @@ impl<'a> TermCursor<'a> {
         Ok((&self.docs[..self.len], &self.freqs[..self.len], self.pos))
     }
 
+    /// Index of the current block.
+    #[inline]
+    pub fn block_index(&self) -> usize {
+        self.block
+    }
+
     /// Index of the current posting in its block.
     #[inline]
     pub fn block_position(&self) -> usize {

@@ -5,6 +5,7 @@ mod doc_lengths;
 mod doc_map;
 mod meta;
 mod norm_bytes;
+mod positions_file;
 mod reader;
 mod store;
 mod term_encoder;

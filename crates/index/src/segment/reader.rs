@@ -7,12 +7,16 @@ use std::sync::Arc;
 use apcache_codec::{BlockCodec, CodecKind, BLOCK_LEN};
 use memmap2::Mmap;
 
+use super::positions_file::PositionsFile;
 use super::store::{BlockSource, StoreIndex, StoreReader};
 use super::uncached_file::{UncachedFile, UncachedReads};
 use super::verified_terms::{Verified, VerifiedTerms};
 use super::{DirectPostings, DocLengths, SegmentMeta, StoredDocument};
 use crate::format::term_checksums::meta_checksum;
-use crate::format::{FileKind, FramedFile, SkipEntry, TermChecksums, TermInfo, HEADER_LEN};
+use crate::format::{
+    BlockPositionsReader, FileKind, FramedFile, SkipEntry, TermChecksums, TermInfo, TermPositions,
+    HEADER_LEN,
+};
 use crate::search::TermEntry;
 use crate::IndexError;
 
@@ -47,6 +51,8 @@ pub struct SegmentReader {
     norms: MappedBody,
     store: MappedBody,
     checksums: MappedBody,
+    /// The positions, when the segment keeps them.
+    positions: Option<PositionsFile<MappedBody>>,
     /// Which terms' checksums this process has verified.
     verified: VerifiedTerms,
     /// The document store read past the page cache, when asked for
@@ -158,6 +164,14 @@ impl SegmentReader {
             norms: map_file(dir, meta, FileKind::Norms, metadata_dir)?,
             store: map_file(dir, meta, FileKind::Store, metadata_dir)?,
             checksums: map_file(dir, meta, FileKind::Checksums, metadata_dir)?,
+            positions: match meta.file(FileKind::Positions) {
+                Some(file) => Some(PositionsFile::new(
+                    map_file(dir, meta, FileKind::Positions, None)?,
+                    &file.name,
+                    meta.terms,
+                )?),
+                None => None,
+            },
             verified: VerifiedTerms::new(meta.terms),
             store_index: std::sync::OnceLock::new(),
             uncached_store: None,
@@ -199,8 +213,8 @@ impl SegmentReader {
         Ok(())
     }
 
-    fn bodies(&self) -> [(FileKind, &MappedBody); 7] {
-        [
+    fn bodies(&self) -> Vec<(FileKind, &MappedBody)> {
+        let mut bodies = vec![
             (FileKind::Dictionary, self.dictionary.as_fst().as_inner()),
             (FileKind::TermInfos, &self.term_infos),
             (FileKind::Skip, &self.skip),
@@ -208,7 +222,79 @@ impl SegmentReader {
             (FileKind::Norms, &self.norms),
             (FileKind::Store, &self.store),
             (FileKind::Checksums, &self.checksums),
-        ]
+        ];
+        if let Some(positions) = &self.positions {
+            bodies.push((FileKind::Positions, positions.body()));
+        }
+        bodies
+    }
+
+    /// Whether the segment keeps positions.
+    pub fn has_positions(&self) -> bool {
+        self.positions.is_some()
+    }
+
+    /// Bytes of the positions regions (the positions file without its table and framing); 0
+    /// without positions.
+    pub fn positions_len(&self) -> usize {
+        self.positions
+            .as_ref()
+            .map_or(0, PositionsFile::regions_len)
+    }
+
+    /// The positions of `entry`'s term, verified against their checksum the first time this
+    /// process reads them; an error when the segment keeps no positions.
+    pub fn verified_positions(&self, entry: &TermEntry) -> Result<TermPositions<'_>, IndexError> {
+        let Some(file) = &self.positions else {
+            return Err(IndexError::NoPositions {
+                segment: self.meta.name.clone(),
+            });
+        };
+        let region = file.region(entry.ordinal, entry.info.doc_freq)?;
+        if !self.verified.is_set(entry.ordinal, Verified::Positions) {
+            if crc32c::crc32c(region.bytes()) != file.crc(entry.ordinal)? {
+                return Err(IndexError::corrupt(
+                    self.file_name(FileKind::Positions),
+                    format!(
+                        "term {:?} (ordinal {}): positions checksum mismatch",
+                        self.term_text(entry.ordinal),
+                        entry.ordinal
+                    ),
+                ));
+            }
+            self.verified.set(entry.ordinal, Verified::Positions);
+        }
+        Ok(region)
+    }
+
+    /// Decodes every position of `entry`'s term into `out` (cleared first): `freqs[i]`
+    /// positions for posting `i`, whose frequencies (the term's whole list, as
+    /// [`SegmentReader::read_postings`] reads them) are `freqs`.
+    pub fn read_positions(
+        &self,
+        entry: &TermEntry,
+        freqs: &[u32],
+        out: &mut Vec<u32>,
+    ) -> Result<(), IndexError> {
+        out.clear();
+        let region = self.verified_positions(entry)?;
+        let mut reader = BlockPositionsReader::default();
+        let file = self.file_name(FileKind::Positions);
+        for (b, block_freqs) in freqs.chunks(BLOCK_LEN).enumerate() {
+            reader.reset();
+            let bytes = region
+                .block(b)
+                .map_err(|e| IndexError::corrupt(file, e.to_string()))?;
+            let total = block_freqs.iter().map(|&f| f as usize).sum();
+            let mut first = 0;
+            for &f in block_freqs {
+                reader
+                    .read(self.codec(), bytes, total, first, f as usize, out)
+                    .map_err(|e| IndexError::corrupt(file, e.to_string()))?;
+                first += f as usize;
+            }
+        }
+        Ok(())
     }
 
     /// The segment's manifest entry.

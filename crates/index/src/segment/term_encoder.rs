@@ -9,7 +9,7 @@
 use apcache_codec::{BlockCodec, BLOCK_LEN};
 
 use super::DocMap;
-use crate::format::{SkipEntry, TermInfo};
+use crate::format::{encode_term_positions, SkipEntry, TermInfo};
 use crate::search::Bm25;
 use crate::IndexError;
 
@@ -25,6 +25,10 @@ pub struct EncodedTerms {
     pub(crate) skip: Vec<u8>,
     /// Postings (per term, DID blocks then frequency blocks).
     pub(crate) postings: Vec<u8>,
+    /// Positions regions (see [`crate::format::positions`]), when the segment has positions;
+    /// `position_ends[i]` ends term `i`'s.
+    pub(crate) positions: Vec<u8>,
+    pub(crate) position_ends: Vec<usize>,
     pub(crate) skip_entries: u32,
     pub(crate) postings_count: u64,
     pub(crate) docs_bytes: u64,
@@ -46,7 +50,11 @@ impl EncodedTerms {
 
     /// Approximate bytes held.
     pub fn bytes(&self) -> usize {
-        self.term_bytes.len() + self.skip.len() + self.postings.len() + self.infos.len() * 40
+        self.term_bytes.len()
+            + self.skip.len()
+            + self.postings.len()
+            + self.positions.len()
+            + self.infos.len() * 48
     }
 
     /// Term `i`.
@@ -62,6 +70,8 @@ impl EncodedTerms {
         self.infos.clear();
         self.skip.clear();
         self.postings.clear();
+        self.positions.clear();
+        self.position_ends.clear();
         self.skip_entries = 0;
         self.postings_count = 0;
         self.docs_bytes = 0;
@@ -109,12 +119,15 @@ impl<'a> TermEncoder<'a> {
     }
 
     /// Encodes one term and its whole posting list into `out`. DIDs must be strictly
-    /// increasing, frequencies at least 1 (term order is the writer's to check).
+    /// increasing, frequencies at least 1 (term order is the writer's to check). `positions`,
+    /// for a segment with positions, holds every posting's positions in order (`freqs[i]` of
+    /// them for posting `i`, increasing).
     pub fn encode(
         &mut self,
         term: &[u8],
         docs: &[u32],
         freqs: &[u32],
+        positions: Option<&[u32]>,
         out: &mut EncodedTerms,
     ) -> Result<(), IndexError> {
         if docs.is_empty() || docs.len() != freqs.len() {
@@ -188,6 +201,17 @@ impl<'a> TermEncoder<'a> {
             freqs_bytes: freq_buffer.len() as u32,
             first_skip,
         });
+        if let Some(positions) = positions {
+            encode_term_positions(self.codec, freqs, positions, &mut out.positions).map_err(
+                |e| {
+                    IndexError::InvalidArgument(format!(
+                        "term {:?}: positions: {e}",
+                        String::from_utf8_lossy(term)
+                    ))
+                },
+            )?;
+            out.position_ends.push(out.positions.len());
+        }
         out.term_bytes.extend_from_slice(term);
         out.term_ends.push(out.term_bytes.len());
         out.skip_entries += entries.len() as u32;

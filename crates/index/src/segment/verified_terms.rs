@@ -16,18 +16,21 @@ pub(crate) enum Verified {
     Meta,
     /// The postings bytes.
     Postings,
+    /// The positions region.
+    Positions,
 }
 
 /// Verified bits for every term of a segment.
 pub(crate) struct VerifiedTerms {
-    /// Two bits per term: bit `2t` for its metadata, `2t + 1` for its postings.
+    /// Four bits per term: bit `4t` for its metadata, `4t + 1` for its postings, `4t + 2`
+    /// for its positions.
     bits: Box<[AtomicU64]>,
 }
 
 impl VerifiedTerms {
     /// Bits for `terms` terms, all clear.
     pub(crate) fn new(terms: u64) -> VerifiedTerms {
-        let words = usize::try_from(terms.div_ceil(32)).unwrap_or(0);
+        let words = usize::try_from(terms.div_ceil(16)).unwrap_or(0);
         // SAFETY: all-zero bytes are a valid `AtomicU64` (a clear word). A zeroed allocation
         // also leaves its pages unmapped until a bit in them is set.
         let bits = unsafe { Box::<[AtomicU64]>::new_zeroed_slice(words).assume_init() };
@@ -35,7 +38,12 @@ impl VerifiedTerms {
     }
 
     fn bit(ordinal: u64, kind: Verified) -> Option<(usize, u64)> {
-        let bit = ordinal.checked_mul(2)? + u64::from(kind == Verified::Postings);
+        let kind = match kind {
+            Verified::Meta => 0,
+            Verified::Postings => 1,
+            Verified::Positions => 2,
+        };
+        let bit = ordinal.checked_mul(4)? + kind;
         Some((usize::try_from(bit / 64).ok()?, 1 << (bit % 64)))
     }
 
@@ -69,12 +77,14 @@ mod tests {
             (31, Verified::Postings),
             (32, Verified::Meta),
             (99, Verified::Postings),
+            (99, Verified::Positions),
+            (15, Verified::Positions),
         ];
         for &(ordinal, kind) in &set {
             v.set(ordinal, kind);
         }
         for ordinal in 0..100 {
-            for kind in [Verified::Meta, Verified::Postings] {
+            for kind in [Verified::Meta, Verified::Postings, Verified::Positions] {
                 assert_eq!(
                     v.is_set(ordinal, kind),
                     set.contains(&(ordinal, kind)),

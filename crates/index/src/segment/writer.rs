@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use apcache_codec::{BlockCodec, CodecKind};
 
+use super::positions_file::PositionsTable;
 use super::store::{StoreReader, StoreWriter};
 use super::term_encoder::{EncodedTerms, TermEncoder};
 use super::{DocMap, FileMeta, SegmentMeta};
@@ -26,6 +27,8 @@ pub struct SegmentWriter {
     skip: FileWriter,
     postings: FileWriter,
     checksums: FileWriter,
+    /// The positions file and its table, when the segment keeps positions.
+    positions: Option<(FileWriter, PositionsTable)>,
     /// `None` while a merge fills the store on a thread of its own.
     store: Option<StoreWriter>,
     ordinal: u64,
@@ -85,6 +88,7 @@ impl SegmentWriter {
             skip: open(FileKind::Skip)?,
             postings: open(FileKind::Postings)?,
             checksums: open(FileKind::Checksums)?,
+            positions: None,
             store: Some(StoreWriter::new(open(FileKind::Store)?)),
             ordinal: 0,
             skip_entries: 0,
@@ -94,6 +98,31 @@ impl SegmentWriter {
             batch: EncodedTerms::default(),
             bm25,
         })
+    }
+
+    /// Makes the segment keep positions: every term added from now on must come with its
+    /// positions. Call before the first term.
+    pub fn keep_positions(&mut self) -> Result<(), IndexError> {
+        if self.ordinal > 0 {
+            return Err(IndexError::InvalidArgument(
+                "positions must be kept from the first term".into(),
+            ));
+        }
+        if self.positions.is_none() {
+            let path = temporary(&self.dir.join(format!(
+                "{}.{}",
+                self.name,
+                FileKind::Positions.extension()
+            )));
+            let file = FileWriter::create(&path, FileKind::Positions)?;
+            self.positions = Some((file, PositionsTable::default()));
+        }
+        Ok(())
+    }
+
+    /// Whether the segment keeps positions.
+    pub fn has_positions(&self) -> bool {
+        self.positions.is_some()
     }
 
     /// The documents of the segment.
@@ -112,8 +141,15 @@ impl SegmentWriter {
     }
 
     /// Adds a term and its whole posting list. Terms must come in increasing byte order, DIDs
-    /// strictly increasing, frequencies at least 1.
-    pub fn add_term(&mut self, term: &[u8], docs: &[u32], freqs: &[u32]) -> Result<(), IndexError> {
+    /// strictly increasing, frequencies at least 1; `positions` as
+    /// [`TermEncoder::encode`] takes them, given exactly when the segment keeps positions.
+    pub fn add_term(
+        &mut self,
+        term: &[u8],
+        docs: &[u32],
+        freqs: &[u32],
+        positions: Option<&[u32]>,
+    ) -> Result<(), IndexError> {
         let mut batch = std::mem::take(&mut self.batch);
         batch.clear();
         let result = TermEncoder::new(
@@ -123,7 +159,7 @@ impl SegmentWriter {
             &self.lengths,
             &self.name,
         )
-        .encode(term, docs, freqs, &mut batch)
+        .encode(term, docs, freqs, positions, &mut batch)
         .and_then(|()| self.add_encoded(&batch));
         self.batch = batch;
         result
@@ -131,6 +167,29 @@ impl SegmentWriter {
 
     /// Appends a batch of encoded terms (which must follow every term added so far).
     pub fn add_encoded(&mut self, batch: &EncodedTerms) -> Result<(), IndexError> {
+        let expected = if self.positions.is_some() {
+            batch.len()
+        } else {
+            0
+        };
+        if batch.position_ends.len() != expected {
+            return Err(IndexError::InvalidArgument(format!(
+                "segment {}: {} terms, {} with positions, {expected} expected",
+                self.name,
+                batch.len(),
+                batch.position_ends.len()
+            )));
+        }
+        if let Some((file, table)) = &mut self.positions {
+            let base = file.position();
+            let mut start = 0;
+            for &end in &batch.position_ends {
+                let region = &batch.positions[start..end];
+                table.push(base + end as u64, crc32c::crc32c(region));
+                start = end;
+            }
+            file.write_body(&batch.positions)?;
+        }
         let postings_base = self.postings.position();
         let skip_base = self.skip_entries;
         let mut record = Vec::with_capacity(TermInfo::LEN * batch.len());
@@ -243,6 +302,13 @@ impl SegmentWriter {
         finished.push((FileKind::Skip, self.skip.finish()?));
         finished.push((FileKind::Postings, self.postings.finish()?));
         finished.push((FileKind::Checksums, self.checksums.finish()?));
+        let positions = match self.positions {
+            Some((mut file, table)) => {
+                file.write_body(&table.to_bytes())?;
+                Some(file.finish()?)
+            }
+            None => None,
+        };
         let norms_path = temporary(&self.dir.join(format!(
             "{}.{}",
             self.name,
@@ -268,6 +334,16 @@ impl SegmentWriter {
                 name,
                 bytes: *len,
                 crc32c: *crc,
+            });
+        }
+        if let Some((len, crc)) = positions {
+            let name = format!("{}.{}", self.name, FileKind::Positions.extension());
+            let path = self.dir.join(&name);
+            std::fs::rename(temporary(&path), &path).map_err(|e| IndexError::io(&path, e))?;
+            files.push(FileMeta {
+                name,
+                bytes: len,
+                crc32c: crc,
             });
         }
         sync_dir(&self.dir)?;

@@ -282,8 +282,9 @@ pub const READ_FAULT: &str = "apcache::loader::read";
 /// most half of what it asks for, as a short read would.
 pub const SHORT_READ_FAULT: &str = "apcache::loader::short_read";
 
-/// The error a fail point's argument names: `eio` (the default) or `enospc`.
-#[cfg(feature = "failpoints")]
+/// The error a fail point's argument names: `eio` (the default) or `enospc`. Not behind the
+/// `failpoints` feature: another crate of a build may turn `fail`'s fail points on for all.
+#[cfg_attr(not(feature = "failpoints"), allow(dead_code))]
 fn injected_error(arg: Option<String>) -> io::Error {
     match arg.as_deref() {
         Some("enospc") => io::Error::from_raw_os_error(libc::ENOSPC),

@@ -282,7 +282,7 @@ impl ResultCache {
                     .iter()
                     .filter_map(|c| match c {
                         Query::Term(t) => Some(t.clone()),
-                        Query::Bool(_) => None,
+                        Query::Bool(_) | Query::Phrase(_) => None,
                     })
                     .collect();
                 terms.dedup();

@@ -1,0 +1,317 @@
+//! A term's positions: where in each document the term occurs, for phrase queries.
+//!
+//! Positions follow the posting blocks: the positions of a posting block's documents are one
+//! run of values (each document's positions in order, the first as it is and the rest as gaps
+//! from the one before), cut into chunks of [`BLOCK_LEN`] values that the segment's codec
+//! encodes like frequencies. A phrase query checks few of a block's documents, so a reader
+//! finds a document's positions without decoding the block's others: the block's frequencies
+//! (which the query decoded anyway) say how many values precede the document, which names the
+//! chunk; only that chunk (or the few a long document spans) is decoded.
+//!
+//! A term's region (see `docs/format.md`, "Positions"):
+//!
+//! ```text
+//! block start u32 × blocks   (omitted when the term has one block)
+//! per block: chunk end u32 × chunks   (omitted when the block has one chunk) | chunk*
+//! ```
+//!
+//! Block starts are relative to the region, chunk ends to the block. Most terms have one block
+//! of one chunk and pay no table at all.
+
+use apcache_codec::{BlockCodec, CodecError, BLOCK_LEN};
+
+/// Why a positions region cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PositionsError {
+    /// The region's tables or lengths disagree with the term's postings.
+    #[error("{0}")]
+    Malformed(&'static str),
+    /// A chunk does not decode.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+}
+
+/// Encodes the positions of one term into `out`: `freqs` are the term's frequencies (all its
+/// postings, in order), `positions` every posting's positions in order, increasing within a
+/// posting (`freqs` sum to its length).
+pub fn encode_term_positions(
+    codec: &dyn BlockCodec,
+    freqs: &[u32],
+    positions: &[u32],
+    out: &mut Vec<u8>,
+) -> Result<(), PositionsError> {
+    let total: u64 = freqs.iter().map(|&f| u64::from(f)).sum();
+    if total != positions.len() as u64 {
+        return Err(PositionsError::Malformed(
+            "frequencies and positions disagree",
+        ));
+    }
+    let region_start = out.len();
+    let blocks = freqs.len().div_ceil(BLOCK_LEN);
+    let block_table = if blocks > 1 { blocks } else { 0 };
+    out.resize(region_start + 4 * block_table, 0);
+    let mut values = Vec::new();
+    let mut at = 0usize;
+    for (b, block_freqs) in freqs.chunks(BLOCK_LEN).enumerate() {
+        let block_start = out.len();
+        if block_table > 0 {
+            let relative = (block_start - region_start) as u32;
+            out[region_start + 4 * b..region_start + 4 * b + 4]
+                .copy_from_slice(&relative.to_le_bytes());
+        }
+        values.clear();
+        for &freq in block_freqs {
+            let doc_positions = &positions[at..at + freq as usize];
+            at += freq as usize;
+            let mut previous = 0u32;
+            for (i, &p) in doc_positions.iter().enumerate() {
+                if i > 0 && p <= previous {
+                    return Err(PositionsError::Malformed(
+                        "positions not increasing within a document",
+                    ));
+                }
+                values.push(if i == 0 { p } else { p - previous });
+                previous = p;
+            }
+        }
+        let chunks = values.len().div_ceil(BLOCK_LEN);
+        let chunk_table = if chunks > 1 { chunks } else { 0 };
+        let table_at = out.len();
+        out.resize(table_at + 4 * chunk_table, 0);
+        for (c, chunk) in values.chunks(BLOCK_LEN).enumerate() {
+            codec.encode_freqs(chunk, out)?;
+            if chunk_table > 0 {
+                let end = (out.len() - block_start) as u32;
+                out[table_at + 4 * c..table_at + 4 * c + 4].copy_from_slice(&end.to_le_bytes());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
+    let b = bytes.get(at..at + 4)?;
+    Some(u32::from_le_bytes(b.try_into().ok()?))
+}
+
+/// One term's positions region, ready to read.
+#[derive(Clone, Copy)]
+pub struct TermPositions<'a> {
+    region: &'a [u8],
+    doc_freq: u32,
+}
+
+impl<'a> TermPositions<'a> {
+    /// The region of a term with `doc_freq` postings.
+    pub fn new(region: &'a [u8], doc_freq: u32) -> TermPositions<'a> {
+        TermPositions { region, doc_freq }
+    }
+
+    /// The region's bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.region
+    }
+
+    fn blocks(&self) -> usize {
+        (self.doc_freq as usize).div_ceil(BLOCK_LEN)
+    }
+
+    /// The bytes of posting block `block`.
+    pub fn block(&self, block: usize) -> Result<&'a [u8], PositionsError> {
+        let blocks = self.blocks();
+        if block >= blocks {
+            return Err(PositionsError::Malformed("block past the term's postings"));
+        }
+        if blocks == 1 {
+            return Ok(self.region);
+        }
+        let table = 4 * blocks;
+        let bad = PositionsError::Malformed("block table out of order");
+        let start = read_u32(self.region, 4 * block).ok_or(bad)? as usize;
+        let end = if block + 1 < blocks {
+            read_u32(self.region, 4 * (block + 1))
+                .ok_or(PositionsError::Malformed("truncated block table"))? as usize
+        } else {
+            self.region.len()
+        };
+        if start < table || end < start || end > self.region.len() {
+            return Err(PositionsError::Malformed("block table out of order"));
+        }
+        Ok(&self.region[start..end])
+    }
+}
+
+/// Decodes positions out of one posting block's bytes, a chunk at a time, keeping the last
+/// chunk decoded (consecutive documents of a block usually share one).
+pub struct BlockPositionsReader {
+    chunk: Box<[u32; BLOCK_LEN]>,
+    /// The decoded chunk's index and number of values, when one is decoded.
+    decoded: Option<(usize, usize)>,
+}
+
+impl Default for BlockPositionsReader {
+    fn default() -> Self {
+        BlockPositionsReader {
+            chunk: Box::new([0; BLOCK_LEN]),
+            decoded: None,
+        }
+    }
+}
+
+impl BlockPositionsReader {
+    /// Forgets the decoded chunk (the next read is of another block).
+    pub fn reset(&mut self) {
+        self.decoded = None;
+    }
+
+    /// Appends to `out` the `freq` positions of the document whose values start at value
+    /// `first` of the block `bytes`, which holds `total` values (the block's frequencies'
+    /// sum).
+    pub fn read(
+        &mut self,
+        codec: &dyn BlockCodec,
+        bytes: &[u8],
+        total: usize,
+        first: usize,
+        freq: usize,
+        out: &mut Vec<u32>,
+    ) -> Result<(), PositionsError> {
+        if first + freq > total || freq == 0 {
+            return Err(PositionsError::Malformed(
+                "positions past the block's values",
+            ));
+        }
+        let chunks = total.div_ceil(BLOCK_LEN);
+        let mut position = 0u32;
+        for i in first..first + freq {
+            let (c, within) = (i / BLOCK_LEN, i % BLOCK_LEN);
+            if self.decoded.map(|(d, _)| d) != Some(c) {
+                let len = BLOCK_LEN.min(total - c * BLOCK_LEN);
+                let (start, end) = chunk_range(bytes, chunks, c)?;
+                codec.decode_freqs(&bytes[start..end], &mut self.chunk[..len])?;
+                self.decoded = Some((c, len));
+            }
+            let value = self.chunk[within];
+            position = if i == first {
+                value
+            } else {
+                position
+                    .checked_add(value)
+                    .filter(|_| value > 0)
+                    .ok_or(PositionsError::Malformed("position gaps out of range"))?
+            };
+            out.push(position);
+        }
+        Ok(())
+    }
+}
+
+/// The byte range of chunk `c` of a block of `chunks` chunks.
+fn chunk_range(bytes: &[u8], chunks: usize, c: usize) -> Result<(usize, usize), PositionsError> {
+    if chunks == 1 {
+        return Ok((0, bytes.len()));
+    }
+    let table = 4 * chunks;
+    let bad = || PositionsError::Malformed("chunk table out of order");
+    let start = if c == 0 {
+        table
+    } else {
+        read_u32(bytes, 4 * (c - 1)).ok_or_else(bad)? as usize
+    };
+    let end = read_u32(bytes, 4 * c).ok_or_else(bad)? as usize;
+    if start < table || end < start || end > bytes.len() {
+        return Err(bad());
+    }
+    Ok((start, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apcache_codec::CodecKind;
+    use proptest::prelude::*;
+
+    /// Every document's positions read back, one document at a time, in a given order of
+    /// blocks.
+    fn read_all(codec: &dyn BlockCodec, bytes: &[u8], freqs: &[u32]) -> Vec<u32> {
+        let term = TermPositions::new(bytes, freqs.len() as u32);
+        let mut reader = BlockPositionsReader::default();
+        let mut out = Vec::new();
+        for (b, block_freqs) in freqs.chunks(BLOCK_LEN).enumerate() {
+            reader.reset();
+            let block = term.block(b).expect("block");
+            let total: usize = block_freqs.iter().map(|&f| f as usize).sum();
+            let mut first = 0;
+            for &f in block_freqs {
+                reader
+                    .read(codec, block, total, first, f as usize, &mut out)
+                    .expect("read");
+                first += f as usize;
+            }
+        }
+        out
+    }
+
+    fn postings() -> impl Strategy<Value = (Vec<u32>, Vec<u32>)> {
+        prop::collection::vec(prop::collection::btree_set(0u32..5_000, 1..40), 1..700).prop_map(
+            |docs| {
+                let freqs = docs.iter().map(|p| p.len() as u32).collect();
+                let positions = docs.into_iter().flatten().collect();
+                (freqs, positions)
+            },
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn positions_round_trip_with_every_codec((freqs, positions) in postings()) {
+            for kind in CodecKind::ALL {
+                let codec = kind.build();
+                let mut bytes = vec![7u8; 3]; // a region need not start the buffer
+                encode_term_positions(&*codec, &freqs, &positions, &mut bytes).expect("encode");
+                prop_assert_eq!(read_all(&*codec, &bytes[3..], &freqs), positions.clone());
+            }
+        }
+
+        #[test]
+        fn damaged_regions_never_panic((freqs, positions) in postings(), flips in prop::collection::vec((any::<usize>(), any::<u8>()), 1..8)) {
+            let codec = CodecKind::PforDeltaSimd.build();
+            let mut bytes = Vec::new();
+            encode_term_positions(&*codec, &freqs, &positions, &mut bytes).expect("encode");
+            for (at, value) in flips {
+                let len = bytes.len();
+                bytes[at % len] ^= value | 1;
+            }
+            let term = TermPositions::new(&bytes, freqs.len() as u32);
+            let mut reader = BlockPositionsReader::default();
+            let mut out = Vec::new();
+            for (b, block_freqs) in freqs.chunks(BLOCK_LEN).enumerate() {
+                reader.reset();
+                let Ok(block) = term.block(b) else { continue };
+                let total: usize = block_freqs.iter().map(|&f| f as usize).sum();
+                let mut first = 0;
+                for &f in block_freqs {
+                    let _ = reader.read(&*codec, block, total, first, f as usize, &mut out);
+                    first += f as usize;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_short_block_has_no_tables() {
+        let codec = CodecKind::VByteDelta.build();
+        let mut bytes = Vec::new();
+        encode_term_positions(&*codec, &[2, 1], &[3, 9, 0], &mut bytes).expect("encode");
+        // vbyte: 3, 6 (gap), 0; one byte each.
+        assert_eq!(bytes, vec![3, 6, 0]);
+    }
+
+    #[test]
+    fn bad_input_is_refused() {
+        let codec = CodecKind::VByteDelta.build();
+        let mut bytes = Vec::new();
+        assert!(encode_term_positions(&*codec, &[2], &[3], &mut bytes).is_err());
+        assert!(encode_term_positions(&*codec, &[2], &[3, 3], &mut bytes).is_err());
+    }
+}

@@ -1,0 +1,231 @@
+//! A phrase query's node: the conjunction of its terms' cursors, each candidate document
+//! checked against the terms' positions there.
+//!
+//! Positions are read only for documents that hold every term (the cursors' conjunction
+//! decides that first, on DIDs alone), and only the positions of those documents: the
+//! block's frequencies, which the cursor decodes anyway, say where a document's positions
+//! start (see [`crate::format::positions`]).
+
+use super::bm25::Bm25;
+use super::phrase_matcher::{exact_phrase_freq, SloppyPhrase};
+use super::stats::SearchStats;
+use super::term_cursor::{TermCursor, NO_MORE_DOCS};
+use crate::format::{BlockPositionsReader, TermPositions};
+use crate::segment::SegmentReader;
+use crate::IndexError;
+
+/// One term of a phrase in one segment: its cursor and its positions.
+pub struct PhraseTerm<'a> {
+    cursor: TermCursor<'a>,
+    /// The term's position in the phrase.
+    offset: u32,
+    /// Which of the phrase's distinct terms it is.
+    term_id: usize,
+    region: TermPositions<'a>,
+    reader: BlockPositionsReader,
+    /// The block the reader and the running sum below are for, the posting the sum reaches,
+    /// the values before it in the block, and the block's total.
+    block: usize,
+    upto: usize,
+    before: usize,
+    total: usize,
+    /// The term's positions in the current candidate.
+    positions: Vec<u32>,
+}
+
+impl<'a> PhraseTerm<'a> {
+    /// Term `term_id` of a phrase at `offset`, read by `cursor`, with positions `region`.
+    pub fn new(
+        cursor: TermCursor<'a>,
+        offset: u32,
+        term_id: usize,
+        region: TermPositions<'a>,
+    ) -> PhraseTerm<'a> {
+        PhraseTerm {
+            cursor,
+            offset,
+            term_id,
+            region,
+            reader: BlockPositionsReader::default(),
+            block: usize::MAX,
+            upto: 0,
+            before: 0,
+            total: 0,
+            positions: Vec::new(),
+        }
+    }
+
+    /// Reads the positions of the cursor's current document into `self.positions`.
+    fn load_positions(&mut self, segment: &SegmentReader) -> Result<(), IndexError> {
+        let block = self.cursor.block_index();
+        let (_, freqs, at) = self.cursor.current_block()?;
+        if block != self.block || at < self.upto {
+            if block != self.block {
+                self.reader.reset();
+                self.total = freqs.iter().map(|&f| f as usize).sum();
+            }
+            self.block = block;
+            self.upto = 0;
+            self.before = 0;
+        }
+        self.before += freqs[self.upto..at]
+            .iter()
+            .map(|&f| f as usize)
+            .sum::<usize>();
+        self.upto = at;
+        let freq = freqs[at] as usize;
+        let (before, total) = (self.before, self.total);
+        let file = || segment.meta().name.clone();
+        let bytes = self
+            .region
+            .block(block)
+            .map_err(|e| IndexError::corrupt(file(), format!("positions: {e}")))?;
+        self.positions.clear();
+        self.reader
+            .read(
+                segment.codec(),
+                bytes,
+                total,
+                before,
+                freq,
+                &mut self.positions,
+            )
+            .map_err(|e| IndexError::corrupt(file(), format!("positions: {e}")))
+    }
+}
+
+/// Documents where a phrase's terms stand at their offsets (within a slop), with the phrase
+/// frequency of the current one.
+pub struct PhraseNode<'a> {
+    segment: &'a SegmentReader,
+    /// In phrase order.
+    terms: Vec<PhraseTerm<'a>>,
+    /// Indexes of `terms`, rarest first: the order the conjunction advances them in.
+    by_cost: Vec<usize>,
+    /// `None` for an exact phrase.
+    sloppy: Option<SloppyPhrase>,
+    offsets: Vec<u32>,
+    /// The sum of the terms' IDFs (each occurrence in the phrase counts), as Lucene weighs a
+    /// phrase.
+    weight: f32,
+    doc: u32,
+    freq: f32,
+}
+
+impl<'a> PhraseNode<'a> {
+    /// A phrase over `terms` (in phrase order, at least two) within `slop`, of weight
+    /// `weight`.
+    pub fn new(
+        segment: &'a SegmentReader,
+        terms: Vec<PhraseTerm<'a>>,
+        slop: u32,
+        weight: f32,
+    ) -> PhraseNode<'a> {
+        let offsets: Vec<u32> = terms.iter().map(|t| t.offset).collect();
+        let sloppy = (slop > 0).then(|| {
+            let ids: Vec<usize> = terms.iter().map(|t| t.term_id).collect();
+            SloppyPhrase::new(&ids, &offsets, slop)
+        });
+        let mut by_cost: Vec<usize> = (0..terms.len()).collect();
+        by_cost.sort_by_key(|&i| terms[i].cursor.doc_freq());
+        PhraseNode {
+            segment,
+            terms,
+            by_cost,
+            sloppy,
+            offsets,
+            weight,
+            doc: 0,
+            freq: 0.0,
+        }
+    }
+
+    /// An upper bound on the matches: the rarest term's documents.
+    pub fn cost(&self) -> u64 {
+        u64::from(self.terms[self.by_cost[0]].cursor.doc_freq())
+    }
+
+    /// The work of the terms' cursors.
+    pub fn stats(&self) -> SearchStats {
+        let mut stats = SearchStats::default();
+        for term in &self.terms {
+            stats += term.cursor.stats();
+        }
+        stats
+    }
+
+    /// The current DID, or [`NO_MORE_DOCS`].
+    pub fn doc(&self) -> u32 {
+        self.doc
+    }
+
+    /// Positions the node on its first match.
+    pub fn start(&mut self) -> Result<u32, IndexError> {
+        let first = self.terms[self.by_cost[0]].cursor.doc();
+        self.find(first)
+    }
+
+    /// Moves to the first match at or after `target`.
+    pub fn advance(&mut self, target: u32) -> Result<u32, IndexError> {
+        if self.doc >= target {
+            return Ok(self.doc);
+        }
+        self.find(target)
+    }
+
+    /// From `target` on: the first document holding every term where the phrase occurs.
+    fn find(&mut self, mut target: u32) -> Result<u32, IndexError> {
+        loop {
+            let candidate = self.align(target)?;
+            if candidate == NO_MORE_DOCS {
+                self.doc = NO_MORE_DOCS;
+                return Ok(NO_MORE_DOCS);
+            }
+            let freq = self.phrase_freq()?;
+            if freq > 0.0 {
+                self.doc = candidate;
+                self.freq = freq;
+                return Ok(candidate);
+            }
+            target = candidate + 1;
+        }
+    }
+
+    /// Leapfrogs the cursors, rarest first, to the first DID at least `target` that all hold.
+    fn align(&mut self, target: u32) -> Result<u32, IndexError> {
+        let lead = self.by_cost[0];
+        let mut candidate = self.terms[lead].cursor.advance(target)?;
+        'search: loop {
+            if candidate == NO_MORE_DOCS {
+                return Ok(NO_MORE_DOCS);
+            }
+            for k in 1..self.by_cost.len() {
+                let i = self.by_cost[k];
+                let doc = self.terms[i].cursor.advance(candidate)?;
+                if doc > candidate {
+                    candidate = self.terms[lead].cursor.advance(doc)?;
+                    continue 'search;
+                }
+            }
+            return Ok(candidate);
+        }
+    }
+
+    /// The phrase frequency of the document all cursors are on.
+    fn phrase_freq(&mut self) -> Result<f32, IndexError> {
+        for term in &mut self.terms {
+            term.load_positions(self.segment)?;
+        }
+        let positions: Vec<&[u32]> = self.terms.iter().map(|t| t.positions.as_slice()).collect();
+        Ok(match &mut self.sloppy {
+            None => exact_phrase_freq(&positions, &self.offsets) as f32,
+            Some(sloppy) => sloppy.freq(&positions),
+        })
+    }
+
+    /// BM25 of the current document: the phrase's weight over its phrase frequency.
+    pub fn score(&self, bm25: &Bm25) -> f32 {
+        let length = self.segment.doc_length_of(self.doc).unwrap_or(0);
+        bm25.score_of_key(self.weight, self.freq * bm25.norm_inverse(length))
+    }
+}

@@ -1,0 +1,366 @@
+//! Phrase frequencies in one document, from each phrase term's positions there: the exact
+//! count, and Lucene's sloppy frequency.
+//!
+//! Both follow Lucene's `ExactPhraseMatcher` and `SloppyPhraseMatcher` (9.x and 10.x), so
+//! that scores agree with Lucene's to the last bit:
+//!
+//! - exact: the number of places where every term sits at its offset from the first;
+//! - sloppy: the terms' positions less their offsets are swept from the least up, always moving
+//!   the least one on, and each window that cannot be narrowed further and spans at most the
+//!   slop adds `1 / (1 + span)`. A term that occurs twice in the phrase is two cursors over
+//!   one list, which may never stand on the same position of the document: the lesser of two
+//!   colliding ones moves on (Lucene's repeat groups).
+
+/// The number of places in a document where each term `i` sits at `offsets[i]` from a common
+/// start; `positions[i]` are term `i`'s positions in the document, increasing.
+pub fn exact_phrase_freq(positions: &[&[u32]], offsets: &[u32]) -> u32 {
+    debug_assert_eq!(positions.len(), offsets.len());
+    let Some((lead, others)) = positions.split_first() else {
+        return 0;
+    };
+    let lead_offset = i64::from(offsets[0]);
+    let mut at = vec![0usize; others.len()];
+    let mut count = 0;
+    'lead: for &p in *lead {
+        let start = i64::from(p) - lead_offset;
+        for (j, list) in others.iter().enumerate() {
+            let want = start + i64::from(offsets[j + 1]);
+            if want < 0 {
+                continue 'lead;
+            }
+            let cursor = &mut at[j];
+            while *cursor < list.len() && i64::from(list[*cursor]) < want {
+                *cursor += 1;
+            }
+            match list.get(*cursor) {
+                None => break 'lead,
+                Some(&q) if i64::from(q) != want => continue 'lead,
+                Some(_) => {}
+            }
+        }
+        count += 1;
+    }
+    count
+}
+
+/// One phrase term's cursor over its positions in the document (Lucene's `PhrasePositions`).
+#[derive(Clone, Copy)]
+struct Cursor {
+    /// The current position less the term's offset.
+    position: i64,
+    /// The index of the next position to read.
+    next: usize,
+    offset: i64,
+    /// The term's place in the phrase (ties are broken by it).
+    ord: usize,
+    /// The repeat group (cursors of one term) and the cursor's index in it.
+    group: Option<usize>,
+}
+
+/// Sloppy phrase frequency state for one phrase; [`SloppyPhrase::freq`] evaluates a document.
+pub struct SloppyPhrase {
+    slop: i64,
+    /// Groups of cursors of one term, each sorted by offset.
+    groups: Vec<Vec<usize>>,
+    cursors: Vec<Cursor>,
+    queue: Vec<usize>,
+}
+
+impl SloppyPhrase {
+    /// A phrase whose term `i` is `term_ids[i]` (equal ids: the same term) at offset
+    /// `offsets[i]`, matched within `slop`.
+    pub fn new(term_ids: &[usize], offsets: &[u32], slop: u32) -> SloppyPhrase {
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut cursors: Vec<Cursor> = offsets
+            .iter()
+            .enumerate()
+            .map(|(ord, &offset)| Cursor {
+                position: 0,
+                next: 0,
+                offset: i64::from(offset),
+                ord,
+                group: None,
+            })
+            .collect();
+        for i in 0..term_ids.len() {
+            if cursors[i].group.is_some() {
+                continue;
+            }
+            let members: Vec<usize> = (i..term_ids.len())
+                .filter(|&j| term_ids[j] == term_ids[i] && (j == i || offsets[j] != offsets[i]))
+                .collect();
+            if members.len() > 1 {
+                let mut members = members;
+                members.sort_by_key(|&j| offsets[j]);
+                for &j in &members {
+                    cursors[j].group = Some(groups.len());
+                }
+                groups.push(members);
+            }
+        }
+        SloppyPhrase {
+            slop: i64::from(slop),
+            groups,
+            cursors,
+            queue: Vec::with_capacity(offsets.len()),
+        }
+    }
+
+    fn next_position(&mut self, c: usize, positions: &[&[u32]]) -> bool {
+        let cursor = &mut self.cursors[c];
+        match positions[c].get(cursor.next) {
+            Some(&p) => {
+                cursor.position = i64::from(p) - cursor.offset;
+                cursor.next += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The least queued cursor by (position, offset, ord), taken out of the queue.
+    fn pop(&mut self) -> usize {
+        let at = self.least();
+        self.queue.swap_remove(at)
+    }
+
+    fn least(&self) -> usize {
+        let key = |c: usize| {
+            let cursor = &self.cursors[c];
+            (cursor.position, cursor.offset, cursor.ord)
+        };
+        (0..self.queue.len())
+            .min_by_key(|&i| key(self.queue[i]))
+            .expect("a queued cursor")
+    }
+
+    fn top_position(&self) -> i64 {
+        self.cursors[self.queue[self.least()]].position
+    }
+
+    /// The sloppy phrase frequency of a document where term `i` occurs at `positions[i]`
+    /// (increasing, not empty).
+    pub fn freq(&mut self, positions: &[&[u32]]) -> f32 {
+        let n = self.cursors.len();
+        debug_assert_eq!(positions.len(), n);
+        let mut end = i64::MIN;
+        for c in 0..n {
+            self.cursors[c].next = 0;
+            if !self.next_position(c, positions) {
+                return 0.0;
+            }
+        }
+        // Start without collisions: the k-th cursor of a repeat group moves k places on.
+        for g in 0..self.groups.len() {
+            for j in 1..self.groups[g].len() {
+                let c = self.groups[g][j];
+                for _ in 0..j {
+                    if !self.next_position(c, positions) {
+                        return 0.0;
+                    }
+                }
+            }
+        }
+        self.queue.clear();
+        for c in 0..n {
+            end = end.max(self.cursors[c].position);
+            self.queue.push(c);
+        }
+        let mut freq = 0f32;
+        let weight = |length: i64| 1f32 / (1f32 + length as f32);
+        loop {
+            let mut c = self.pop();
+            let mut match_length = end - self.cursors[c].position;
+            let mut next = self.top_position();
+            let mut matched = false;
+            while self.advance(c, positions, &mut end) {
+                if self.cursors[c].group.is_some()
+                    && !self.resolve_collisions(c, positions, &mut end)
+                {
+                    break;
+                }
+                if self.cursors[c].position > next {
+                    self.queue.push(c);
+                    if match_length <= self.slop {
+                        freq += weight(match_length);
+                        matched = true;
+                        break;
+                    }
+                    c = self.pop();
+                    next = self.top_position();
+                    match_length = end - self.cursors[c].position;
+                } else {
+                    match_length = match_length.min(end - self.cursors[c].position);
+                }
+            }
+            if matched {
+                continue;
+            }
+            if match_length <= self.slop {
+                freq += weight(match_length);
+            }
+            return freq;
+        }
+    }
+
+    fn advance(&mut self, c: usize, positions: &[&[u32]], end: &mut i64) -> bool {
+        if !self.next_position(c, positions) {
+            return false;
+        }
+        *end = (*end).max(self.cursors[c].position);
+        true
+    }
+
+    /// After cursor `c` moved: while it stands on the document position of another cursor
+    /// of its term, moves the lesser of the two on. False when a cursor runs out.
+    fn resolve_collisions(&mut self, c: usize, positions: &[&[u32]], end: &mut i64) -> bool {
+        let Some(g) = self.cursors[c].group else {
+            return true;
+        };
+        let mut c = c;
+        loop {
+            let here = self.cursors[c].position + self.cursors[c].offset;
+            let other = self.groups[g]
+                .iter()
+                .copied()
+                .find(|&o| o != c && self.cursors[o].position + self.cursors[o].offset == here);
+            let Some(other) = other else {
+                return true;
+            };
+            let (a, b) = (&self.cursors[c], &self.cursors[other]);
+            if !(a.position < b.position || (a.position == b.position && a.offset < b.offset)) {
+                c = other;
+            }
+            if !self.advance(c, positions, end) {
+                return false;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Brute force: the places `s` where every term `i` is at `s + offsets[i]`.
+    fn exact_by_scan(doc: &[u8], phrase: &[u8], offsets: &[u32]) -> u32 {
+        let mut count = 0;
+        for start in 0..doc.len() as i64 {
+            if phrase.iter().zip(offsets).all(|(&t, &o)| {
+                let at = start + i64::from(o);
+                at >= 0 && (at as usize) < doc.len() && doc[at as usize] == t
+            }) {
+                count += 1;
+            }
+        }
+        count
+    }
+
+    fn positions_of(doc: &[u8], term: u8) -> Vec<u32> {
+        (0..doc.len() as u32)
+            .filter(|&p| doc[p as usize] == term)
+            .collect()
+    }
+
+    /// Brute force: whether the terms (distinct ones) can be placed on positions of theirs
+    /// whose values less the offsets span at most `slop`.
+    fn sloppy_matches_by_scan(doc: &[u8], phrase: &[u8], offsets: &[u32], slop: u32) -> bool {
+        let lists: Vec<Vec<u32>> = phrase.iter().map(|&t| positions_of(doc, t)).collect();
+        fn place(
+            lists: &[Vec<u32>],
+            offsets: &[u32],
+            i: usize,
+            lo: i64,
+            hi: i64,
+            slop: i64,
+        ) -> bool {
+            if i == lists.len() {
+                return hi - lo <= slop;
+            }
+            lists[i].iter().any(|&p| {
+                let v = i64::from(p) - i64::from(offsets[i]);
+                let (lo, hi) = (lo.min(v), hi.max(v));
+                hi - lo <= slop && place(lists, offsets, i + 1, lo, hi, slop)
+            })
+        }
+        place(&lists, offsets, 0, i64::MAX, i64::MIN, i64::from(slop))
+    }
+
+    fn exact_freq(doc: &[u8], phrase: &[u8], offsets: &[u32]) -> u32 {
+        let lists: Vec<Vec<u32>> = phrase.iter().map(|&t| positions_of(doc, t)).collect();
+        if lists.iter().any(Vec::is_empty) {
+            return 0;
+        }
+        let slices: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
+        exact_phrase_freq(&slices, offsets)
+    }
+
+    fn sloppy_freq(doc: &[u8], phrase: &[u8], offsets: &[u32], slop: u32) -> f32 {
+        let lists: Vec<Vec<u32>> = phrase.iter().map(|&t| positions_of(doc, t)).collect();
+        if lists.iter().any(Vec::is_empty) {
+            return 0.0;
+        }
+        let slices: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
+        let ids: Vec<usize> = phrase.iter().map(|&t| usize::from(t)).collect();
+        SloppyPhrase::new(&ids, offsets, slop).freq(&slices)
+    }
+
+    fn case() -> impl Strategy<Value = (Vec<u8>, Vec<u8>, Vec<u32>)> {
+        (
+            prop::collection::vec(0u8..4, 0..40),
+            prop::collection::vec((0u8..4, 1u32..3), 2..5),
+        )
+            .prop_map(|(doc, terms)| {
+                let mut offsets = Vec::new();
+                let mut at = 0;
+                for (i, &(_, gap)) in terms.iter().enumerate() {
+                    if i > 0 {
+                        at += gap;
+                    }
+                    offsets.push(at);
+                }
+                (doc, terms.into_iter().map(|(t, _)| t).collect(), offsets)
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn exact_counts_every_place((doc, phrase, offsets) in case()) {
+            prop_assert_eq!(exact_freq(&doc, &phrase, &offsets), exact_by_scan(&doc, &phrase, &offsets));
+        }
+
+        #[test]
+        fn sloppy_matches_where_a_placement_fits((doc, phrase, offsets) in case(), slop in 0u32..6) {
+            let distinct = {
+                let mut p = phrase.clone();
+                p.sort_unstable();
+                p.dedup();
+                p.len() == phrase.len()
+            };
+            let freq = sloppy_freq(&doc, &phrase, &offsets, slop);
+            if distinct {
+                prop_assert_eq!(freq > 0.0, sloppy_matches_by_scan(&doc, &phrase, &offsets, slop));
+            } else if freq > 0.0 {
+                // Repeated terms: a match needs every term, on distinct positions.
+                prop_assert!(sloppy_matches_by_scan(&doc, &phrase, &offsets, slop));
+            }
+            // Every exact place is a sloppy one of span 0.
+            if exact_freq(&doc, &phrase, &offsets) > 0 {
+                prop_assert!(freq >= 1.0 || !distinct);
+            }
+        }
+    }
+
+    #[test]
+    fn sloppy_weights_follow_lucene() {
+        // "a b"~2 in "a x b": one match of span 1.
+        assert_eq!(sloppy_freq(&[0, 9, 1], &[0, 1], &[0, 1], 2), 0.5);
+        // Reversed: "b a" needs span 2 ("a b" moved).
+        assert_eq!(sloppy_freq(&[0, 1], &[1, 0], &[0, 1], 2), 1.0 / 3.0);
+        assert_eq!(sloppy_freq(&[0, 1], &[1, 0], &[0, 1], 1), 0.0);
+        // Exact places count 1 each.
+        assert_eq!(sloppy_freq(&[0, 1, 0, 1], &[0, 1], &[0, 1], 1), 2.0);
+        assert_eq!(exact_freq(&[0, 0, 0], &[0, 0], &[0, 1]), 2);
+    }
+}
