@@ -145,4 +145,6 @@ fn a_malformed_topic_file_is_an_error_with_its_line() {
     // Options of a run need --topics.
     let output = search(&index, &["river", "--trec"]);
     assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--trec applies to a topic run"), "{stderr}");
 }

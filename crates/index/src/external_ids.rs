@@ -164,3 +164,50 @@ impl ExternalIds {
         self.ids.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_ids_load_back_for_their_generation_only() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            ExternalIds::load(dir.path(), 1, 2).unwrap(),
+            LoadedIds::Absent
+        ));
+        ExternalIds::write(dir.path(), 3, ["a-1", "b/2"].into_iter()).unwrap();
+        let LoadedIds::Loaded(ids) = ExternalIds::load(dir.path(), 3, 2).unwrap() else {
+            panic!("the ids of generation 3");
+        };
+        assert_eq!(
+            (ids.get(0), ids.get(1), ids.get(2)),
+            (Some("a-1"), Some("b/2"), None)
+        );
+        assert_eq!((ids.find("b/2"), ids.find("c")), (Some(1), None));
+        for (generation, documents) in [(4, 2), (3, 3)] {
+            assert!(matches!(
+                ExternalIds::load(dir.path(), generation, documents).unwrap(),
+                LoadedIds::Stale(_)
+            ));
+        }
+        assert!(!dir.path().join(format!("{EXTERNAL_IDS}.tmp")).exists());
+    }
+
+    #[test]
+    fn bad_ids_and_damaged_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for bad in ["", "two words", "tab\there", "line\nbreak"] {
+            assert!(ExternalIds::check(bad).is_err(), "{bad:?}");
+            assert!(ExternalIds::write(dir.path(), 1, [bad].into_iter()).is_err());
+        }
+        std::fs::write(dir.path().join(EXTERNAL_IDS), "something else\n").unwrap();
+        assert!(ExternalIds::load(dir.path(), 1, 0).is_err());
+        std::fs::write(
+            dir.path().join(EXTERNAL_IDS),
+            format!("{MAGIC} generation=1 documents=3\na\nb\n"),
+        )
+        .unwrap();
+        assert!(ExternalIds::load(dir.path(), 1, 3).is_err());
+    }
+}

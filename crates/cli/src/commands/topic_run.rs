@@ -55,32 +55,38 @@ pub struct TopicArgs {
     #[arg(long)]
     pub topics: Option<PathBuf>,
     /// The topic file's form (default: detected from its text).
-    #[arg(long, value_enum, requires = "topics")]
+    #[arg(long, value_enum)]
     pub topics_format: Option<TopicFormatArg>,
     /// How query text is read: `plain` (a bag of words; the default with --topics) or
     /// `lucene` (query syntax; the default for one query).
     #[arg(long, value_enum)]
     pub parse: Option<ParseArg>,
     /// Write the standard six-column TREC run (`qid Q0 docid rank score tag`).
-    #[arg(long, requires = "topics")]
+    #[arg(long)]
     pub trec: bool,
     /// The run's tag, its last column.
-    #[arg(long, default_value = "apcache", requires = "topics")]
+    #[arg(long, default_value = "apcache")]
     pub run_tag: String,
     /// Write the run or the results to this file instead of standard output.
-    #[arg(long, requires = "topics")]
+    #[arg(long)]
     pub output: Option<PathBuf>,
     /// Query threads for --topics (a fixed pool; default: the CPU count).
-    #[arg(long, requires = "topics")]
+    #[arg(long)]
     pub threads: Option<usize>,
 }
 
 impl TopicArgs {
-    /// Refuses the options that mean nothing without --topics. (clap's `requires` does this
-    /// for most; this is for the ones with defaults.)
+    /// Refuses the options that mean nothing without --topics.
     pub fn check_single_query(&self) -> anyhow::Result<()> {
-        if self.run_tag != "apcache" {
-            bail!("--run-tag names a TREC run: give --topics");
+        let given = [
+            ("--trec", self.trec),
+            ("--run-tag", self.run_tag != "apcache"),
+            ("--output", self.output.is_some()),
+            ("--threads", self.threads.is_some()),
+            ("--topics-format", self.topics_format.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+            bail!("{flag} applies to a topic run: give --topics FILE");
         }
         Ok(())
     }
