@@ -103,8 +103,9 @@ class IndexWriter:
 
     Documents are spooled to a file beside the index, not held in memory; commit() builds
     the index from all of them (a later commit rebuilds it with the documents added since
-    too). `positions=True` raises NotImplementedError: this version indexes no positions,
-    so phrase queries are not supported yet. `overwrite=True` replaces an index already at
+    too). `positions` (on by default, as for `apcache index`) keeps each term's positions,
+    which phrase queries ("a b", "a b"~2) need; positions=False makes a smaller index
+    without them. `overwrite=True` replaces an index already at
     `path` (else committing over one raises IndexError). As a context manager it commits on
     a clean exit.
     """
@@ -114,7 +115,7 @@ class IndexWriter:
         path: _Path,
         codec: str = "pfor-delta-simd",
         threads: int = 2,
-        positions: bool = False,
+        positions: bool = True,
         memory_budget: Optional[_Size] = None,
         stop_words: bool = False,
         stem: bool = False,

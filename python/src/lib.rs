@@ -33,7 +33,7 @@ use apcache_tier::serving::{run_batch, LiveConfig, LiveError, LiveRequest, LiveS
 use apcache_tier::stack::{ServingConfig, ServingStack, StackError};
 use apcache_tier::ServingMode;
 use apcache_trec::{RunWriter, TopicError as EngineTopicError, TopicFormat};
-use pyo3::exceptions::{PyException, PyKeyError, PyNotImplementedError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyException, PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
@@ -661,7 +661,7 @@ fn id_text(id: &Bound<'_, PyAny>) -> PyResult<String> {
 #[pymethods]
 impl IndexWriter {
     #[new]
-    #[pyo3(signature = (path, codec="pfor-delta-simd", threads=2, positions=false, memory_budget=None, stop_words=false, stem=false, overwrite=false))]
+    #[pyo3(signature = (path, codec="pfor-delta-simd", threads=2, positions=true, memory_budget=None, stop_words=false, stem=false, overwrite=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         path: PathBuf,
@@ -673,12 +673,6 @@ impl IndexWriter {
         stem: bool,
         overwrite: bool,
     ) -> PyResult<IndexWriter> {
-        if positions {
-            return Err(PyNotImplementedError::new_err(
-                "positions=True: this version of apcache indexes no positions (phrase queries \
-                 are not supported yet); leave positions=False",
-            ));
-        }
         let codec: CodecKind = codec
             .parse()
             .map_err(|e| PyValueError::new_err(format!("codec={codec:?}: {e}")))?;
@@ -713,6 +707,7 @@ impl IndexWriter {
                     bad_lines: BadLinePolicy::Reject,
                     ..ReaderOptions::default()
                 },
+                positions,
                 ..IndexOptions::default()
             },
             spool: None,

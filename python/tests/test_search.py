@@ -161,8 +161,6 @@ def test_cache_mode_gives_the_same_results(index, cli_index, tmp_path):
 
 
 def test_writer_refuses_bad_input(tmp_path):
-    with pytest.raises(NotImplementedError, match="positions"):
-        apcache.IndexWriter(tmp_path / "x", positions=True)
     with pytest.raises(ValueError):
         apcache.IndexWriter(tmp_path / "x", codec="zip")
     writer = apcache.IndexWriter(tmp_path / "x")
@@ -176,6 +174,21 @@ def test_writer_refuses_bad_input(tmp_path):
         writer.add_many([{"title": "no id", "body": "b"}])
     with pytest.raises(apcache.IndexError, match="nothing to commit"):
         writer.commit()
+
+
+def test_positions_are_kept_unless_refused(tmp_path):
+    for positions in [True, False]:
+        path = tmp_path / f"positions-{positions}"
+        with apcache.IndexWriter(path, positions=positions) as writer:
+            writer.add("a", "One", "the river valley of the arno")
+            writer.add("b", "Two", "a valley with a river in it")
+        with apcache.Index(path) as index:
+            assert sorted(h.id for h in index.search("river valley")) == ["a", "b"]
+            if positions:
+                assert [h.id for h in index.search('"river valley"')] == ["a"]
+            else:
+                with pytest.raises(apcache.IndexError, match="positions"):
+                    index.search('"river valley"')
 
 
 def test_writer_commits_again_and_as_a_context(tmp_path):
