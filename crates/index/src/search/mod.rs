@@ -7,6 +7,7 @@
 mod block_max_and;
 mod bm25;
 mod cancel;
+mod collection_stats;
 mod count;
 mod index_reader;
 mod intersect;
@@ -29,6 +30,7 @@ mod window_accumulator;
 
 pub use bm25::{length_to_norm, norm_to_length, Bm25, Norms, Scoring};
 pub use cancel::CancelScope;
+pub use collection_stats::CollectionStats;
 pub use index_reader::{IndexReader, LoadMode};
 pub use phrase_matcher::{exact_phrase_freq, SloppyPhrase};
 pub use postings_source::{PostingsSource, TermBlocks};

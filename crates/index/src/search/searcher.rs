@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::bm25::{Bm25, Norms, Scoring};
+use super::collection_stats::CollectionStats;
 use super::count;
 use super::index_reader::IndexReader;
 use super::node::Node;
@@ -76,6 +77,8 @@ fn count_only(total_hits: u64) -> SearchResult {
 pub struct Searcher<'a> {
     reader: &'a IndexReader,
     default_bm25: Bm25,
+    /// Statistics to score with instead of the index's own (a shard's searcher).
+    collection: Option<CollectionStats>,
 }
 
 impl<'a> Searcher<'a> {
@@ -91,7 +94,23 @@ impl<'a> Searcher<'a> {
         Searcher {
             reader,
             default_bm25,
+            collection: None,
         }
+    }
+
+    /// A searcher over `reader` that scores with `stats` (a whole collection's, of which the
+    /// index is a shard) instead of the index's own statistics; a term `stats` does not list
+    /// keeps its local document frequency.
+    pub fn with_collection_stats(reader: &'a IndexReader, stats: CollectionStats) -> Searcher<'a> {
+        let mut searcher = Searcher::new(reader);
+        searcher.default_bm25 = Bm25::new(
+            SearchOptions::default().scoring,
+            SearchOptions::default().norms,
+            stats.doc_count,
+            stats.total_tokens,
+        );
+        searcher.collection = Some(stats);
+        searcher
     }
 
     /// The scorer for `options`, built only when it is not the default one.
@@ -106,12 +125,11 @@ impl<'a> Searcher<'a> {
 
     /// The scorer for `options`.
     pub fn bm25(&self, options: &SearchOptions) -> Bm25 {
-        Bm25::new(
-            options.scoring,
-            options.norms,
-            self.reader.doc_count(),
-            self.reader.total_tokens(),
-        )
+        let (doc_count, total_tokens) = match &self.collection {
+            Some(stats) => (stats.doc_count, stats.total_tokens),
+            None => (self.reader.doc_count(), self.reader.total_tokens()),
+        };
+        Bm25::new(options.scoring, options.norms, doc_count, total_tokens)
     }
 
     /// Runs `query`.
@@ -152,7 +170,12 @@ impl<'a> Searcher<'a> {
         let bm25 = bm25.as_ref();
         let mut weights = HashMap::new();
         for term in query.terms() {
-            weights.insert(term.to_string(), bm25.idf(terms.doc_freq(term)));
+            let doc_freq = self
+                .collection
+                .as_ref()
+                .and_then(|stats| stats.doc_freqs.get(term).copied())
+                .unwrap_or_else(|| terms.doc_freq(term));
+            weights.insert(term.to_string(), bm25.idf(doc_freq));
         }
         let mut top = TopK::new(options.k);
         let mut total = 0u64;
