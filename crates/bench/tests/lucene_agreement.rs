@@ -1,7 +1,8 @@
 //! apcache's results against Lucene 9.12's on real data: the first 20,000 documents of
 //! `../shared/corpus` part 0, indexed by both (StandardAnalyzer, BM25(1.2, 0.75), no stop
-//! words), and over 500 real queries (luceneutil HighTerm/MedTerm/LowTerm, AndHigh*, OrHigh*,
-//! OrHighNot*; search-benchmark-game unions and intersections).
+//! words, positions kept), and over 900 real queries (luceneutil HighTerm/MedTerm/LowTerm,
+//! AndHigh*, OrHigh*, OrHighNot*, the exact and sloppy phrase tasks; search-benchmark-game
+//! unions, intersections and its whole phrase class).
 //!
 //! With Lucene-compatible norms, every query must have the same hit count, and the same top 10
 //! in the same order, with scores equal within 1e-5 relative; documents may trade places only
@@ -30,11 +31,35 @@ fn repository() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The lucene-peer jar, built if missing.
+/// The newest modification time of the files under `dir`.
+fn newest_under(dir: &Path) -> std::time::SystemTime {
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let time = if path.is_dir() {
+            newest_under(&path)
+        } else {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
+        };
+        newest = newest.max(time);
+    }
+    newest
+}
+
+/// The lucene-peer jar, built if missing or older than its sources.
 fn lucene_peer() -> PathBuf {
     let tool = repository().join("tools/lucene-peer");
     let jar = tool.join("target/lucene-peer.jar");
-    if !jar.exists() {
+    let built = std::fs::metadata(&jar).and_then(|m| m.modified()).ok();
+    let sources = newest_under(&tool.join("src")).max(
+        std::fs::metadata(tool.join("pom.xml"))
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::SystemTime::UNIX_EPOCH),
+    );
+    if built.is_none_or(|built| built < sources) {
         let status = Command::new("bash")
             .arg(tool.join("build.sh"))
             .status()
@@ -62,13 +87,26 @@ fn queries(shared: &Path) -> Vec<QuerySpec> {
         .expect("luceneutil tasks"),
     );
     queries.extend(
-        search_benchmark_game(
-            &shared.join("queries/search-benchmark-game.queries.jsonl"),
-            &["union", "intersection"],
-            100,
+        luceneutil_tasks(
+            &tasks,
+            &[
+                "HighPhrase",
+                "MedPhrase",
+                "LowPhrase",
+                "HighSloppyPhrase",
+                "MedSloppyPhrase",
+                "LowSloppyPhrase",
+            ],
+            20,
         )
-        .expect("search-benchmark-game queries"),
+        .expect("luceneutil tasks"),
     );
+    let game = shared.join("queries/search-benchmark-game.queries.jsonl");
+    queries.extend(
+        search_benchmark_game(&game, &["union", "intersection"], 100)
+            .expect("search-benchmark-game queries"),
+    );
+    queries.extend(search_benchmark_game(&game, &["phrase"], 300).expect("phrase queries"));
     queries
 }
 
@@ -202,6 +240,7 @@ fn top_10_and_counts_agree_with_lucene() {
         .arg("index")
         .arg(&corpus)
         .arg(&lucene_index)
+        .arg("--positions")
         .stdout(std::process::Stdio::null())
         .status()
         .expect("run java");
@@ -214,7 +253,7 @@ fn top_10_and_counts_agree_with_lucene() {
     let searcher = Searcher::new(&reader);
 
     let queries = queries(&shared);
-    assert!(queries.len() >= 500, "only {} queries", queries.len());
+    assert!(queries.len() >= 900, "only {} queries", queries.len());
     let lucene = lucene_search(&jar, &lucene_index, &queries, work.path());
     assert_eq!(lucene.len(), queries.len());
 
@@ -276,7 +315,9 @@ fn top_10_and_counts_agree_with_lucene() {
         "refused by apcache's parser ({}): {refused:?}",
         refused.len()
     );
-    assert!(compared >= 500, "only {compared} queries compared");
+    assert!(compared >= 900, "only {compared} queries compared");
+    let phrases = queries.iter().filter(|q| q.text.contains('"')).count();
+    eprintln!("{phrases} of them phrases");
     eprintln!(
         "{compared} queries compared; with exact (unquantised) norms, {:.1}% of Lucene's top-{K} documents are in apcache's",
         100.0 * overlap as f64 / possible.max(1) as f64

@@ -32,7 +32,8 @@ final class Indexer {
 
   private Indexer() {}
 
-  static void run(Path input, Path indexDir, long maxDocs, PrintWriter out) throws IOException {
+  static void run(Path input, Path indexDir, long maxDocs, boolean positions, PrintWriter out)
+      throws IOException {
     IndexWriterConfig config =
         new IndexWriterConfig(Schema.analyzer())
             .setOpenMode(IndexWriterConfig.OpenMode.CREATE)
@@ -42,7 +43,8 @@ final class Indexer {
             .setMergeScheduler(new SerialMergeScheduler())
             .setMergePolicy(new LogByteSizeMergePolicy());
 
-    Field text = new Field(Schema.TEXT, "", Schema.TEXT_TYPE);
+    Field text =
+        new Field(Schema.TEXT, "", positions ? Schema.TEXT_TYPE_WITH_POSITIONS : Schema.TEXT_TYPE);
     NumericDocValuesField idValue = new NumericDocValuesField(Schema.ID, 0L);
     StoredField idStored = new StoredField(Schema.ID, 0L);
     Document doc = new Document();

@@ -12,7 +12,8 @@ import org.apache.lucene.search.similarities.Similarity;
  * The one index layout every command agrees on: field names, the analyzer and the similarity.
  *
  * <p>Field {@code "text"} holds title + " " + body, analyzed with {@link StandardAnalyzer} without
- * stop words, indexed with documents and frequencies only (no positions), norms on, not stored.
+ * stop words, indexed with documents and frequencies (and positions with {@code index --positions},
+ * for phrase queries), norms on, not stored.
  * Field {@code "id"} is the document's 0-based line number, as doc values and as a stored field.
  */
 final class Schema {
@@ -24,7 +25,10 @@ final class Schema {
 
   static final float B = 0.75f;
 
-  static final FieldType TEXT_TYPE = textType();
+  static final FieldType TEXT_TYPE = textType(IndexOptions.DOCS_AND_FREQS);
+
+  static final FieldType TEXT_TYPE_WITH_POSITIONS =
+      textType(IndexOptions.DOCS_AND_FREQS_AND_POSITIONS);
 
   private Schema() {}
 
@@ -36,9 +40,9 @@ final class Schema {
     return new BM25Similarity(K1, B);
   }
 
-  private static FieldType textType() {
+  private static FieldType textType(IndexOptions options) {
     FieldType t = new FieldType();
-    t.setIndexOptions(IndexOptions.DOCS_AND_FREQS);
+    t.setIndexOptions(options);
     t.setTokenized(true);
     t.setOmitNorms(false);
     t.setStored(false);
