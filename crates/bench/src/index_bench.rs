@@ -31,6 +31,8 @@ pub struct IndexBenchConfig {
     pub runs: usize,
     /// Also measure tantivy with its own default tokenizer.
     pub tantivy_default_tokenizer: bool,
+    /// Both engines index positions (else neither does).
+    pub positions: bool,
 }
 
 /// One engine's figures.
@@ -120,6 +122,7 @@ pub fn run(
         threads: config.threads,
         memory_budget: config.memory_budget,
         force: true,
+        positions: config.positions,
         ..IndexOptions::default()
     };
     let tantivy_options = |tokenizer| TantivyIndexOptions {
@@ -127,6 +130,7 @@ pub fn run(
         memory_budget: config.memory_budget,
         merge_to_one: true,
         tokenizer,
+        positions: config.positions,
     };
     let figures = |name: &str| EngineFigures {
         name: name.to_string(),

@@ -133,13 +133,14 @@ pub fn to_tantivy(query: &Query, field: Field) -> Box<dyn TantivyQuery> {
 }
 
 /// How both `bench peers` and the harness build a tantivy peer index: two indexing threads,
-/// 256 MiB, apcache's tokens, merged into one segment.
+/// 256 MiB, apcache's tokens, positions (phrase queries), merged into one segment.
 pub fn tantivy_index_options() -> TantivyIndexOptions {
     TantivyIndexOptions {
         threads: 2,
         memory_budget: 256 << 20,
         merge_to_one: true,
         tokenizer: TantivyTokenizer::Apcache,
+        positions: true,
     }
 }
 
@@ -215,6 +216,7 @@ pub fn lucene_index(java: &Path, jar: &Path, corpus: &Path, dir: &Path) -> Resul
         .arg("index")
         .arg(corpus)
         .arg(dir)
+        .arg("--positions")
         .stdout(Stdio::null())
         .status()
         .map_err(|e| PeerError::Lucene(format!("cannot run java: {e}")))?;

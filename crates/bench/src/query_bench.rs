@@ -71,7 +71,11 @@ impl Mode {
 /// The class a luceneutil task or benchmark-game tag is reported under.
 pub fn class_of(spec: &QuerySpec) -> &'static str {
     let c = spec.class.as_str();
-    if c.ends_with("Term") || c == "term" {
+    if c.ends_with("SloppyPhrase") {
+        "sloppy"
+    } else if c.ends_with("Phrase") || c == "phrase" {
+        "phrase"
+    } else if c.ends_with("Term") || c == "term" {
         "term"
     } else if c.starts_with("And") || c == "intersection" {
         "and"
@@ -129,6 +133,21 @@ pub struct QueryBenchReport {
     pub skipped: Vec<String>,
     /// Rows by class and mode.
     pub rows: Vec<Row>,
+    /// Per engine, the bytes of its positions files.
+    pub positions_bytes: BTreeMap<String, u64>,
+}
+
+/// Bytes of the files under `dir` whose names end in `.pos` (apcache's, tantivy's and
+/// Lucene's positions files all do).
+fn positions_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "pos"))
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// Errors of the benchmark.
@@ -402,11 +421,18 @@ pub fn run(
             });
         }
     }
+    let mut sizes = BTreeMap::new();
+    sizes.insert("apcache".to_string(), positions_bytes(&apcache_dir));
+    sizes.insert("tantivy".to_string(), positions_bytes(&tantivy_dir));
+    for (run, index_dir) in config.lucenes.iter().zip(&lucene_indexes) {
+        sizes.insert(run.name.clone(), positions_bytes(index_dir));
+    }
     Ok(QueryBenchReport {
         documents: documents.len(),
         queries: kept.len(),
         skipped,
         rows,
+        positions_bytes: sizes,
     })
 }
 
@@ -468,6 +494,15 @@ impl QueryBenchReport {
             "\ngoal (apcache at or below every peer on mean and p99 in every row): {}\n",
             if met { "met" } else { "NOT met" }
         );
+        let apcache_positions = self.positions_bytes.get("apcache").copied().unwrap_or(0);
+        out += "\npositions files (bytes; ratio = apcache / peer, goal <= 1):";
+        for (engine, bytes) in &self.positions_bytes {
+            out += &format!("  {engine} {bytes}");
+            if engine != "apcache" && *bytes > 0 {
+                out += &format!(" ({:.2})", apcache_positions as f64 / *bytes as f64);
+            }
+        }
+        out += "\n";
         if !self.skipped.is_empty() {
             out += &format!("skipped (apcache refuses): {}\n", self.skipped.join("; "));
         }
@@ -542,6 +577,7 @@ mod tests {
                 queries: 1,
                 engines,
             }],
+            positions_bytes: BTreeMap::from([("apcache".into(), 50), ("lucene".into(), 100)]),
         }
     }
 
@@ -561,6 +597,7 @@ mod tests {
         assert!(row.contains("0.83 / 0.80"), "{row}");
         assert!(row.contains("0.50 / 0.67"), "{row}");
         assert!(text.contains("every row): met"), "{text}");
+        assert!(text.contains("lucene 100 (0.50)"), "{text}");
         // Slower than one peer on one figure: not met.
         assert!(report(5.0).to_text().contains("every row): NOT met"));
     }

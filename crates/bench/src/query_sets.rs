@@ -19,6 +19,16 @@ pub const TERM_AND_OR_CLASSES: [&str; 9] = [
     "OrHighLow",
 ];
 
+/// The luceneutil phrase classes: exact (`"a b"`) and sloppy (`"a b"~4`).
+pub const PHRASE_CLASSES: [&str; 6] = [
+    "HighPhrase",
+    "MedPhrase",
+    "LowPhrase",
+    "HighSloppyPhrase",
+    "MedSloppyPhrase",
+    "LowSloppyPhrase",
+];
+
 /// One query with the class it is measured in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuerySpec {

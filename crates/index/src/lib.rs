@@ -7,6 +7,7 @@ mod error;
 pub mod external_ids;
 pub mod fault;
 pub mod format;
+pub mod highlight;
 pub mod indexer;
 pub mod ingest;
 pub mod manifest;

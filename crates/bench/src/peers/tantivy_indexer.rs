@@ -7,7 +7,7 @@
 //!
 //! - one indexed text field, `text`, fed with the title and the body (two values, as apcache
 //!   analyzes title and body one after the other as one field), with frequencies and field
-//!   norms but no positions ([`IndexRecordOption::WithFreqs`]), not stored;
+//!   norms, without positions ([`IndexRecordOption::WithFreqs`]) unless asked for, not stored;
 //! - `title` and `body` stored only, so that the doc store holds the text apcache's store holds,
 //!   compressed like apcache's: zstd level 1 in blocks of 64 KiB;
 //! - with [`TantivyTokenizer::Apcache`], the tokens are apcache's own, produced by
@@ -80,16 +80,21 @@ pub struct TantivyIndexOptions {
     pub merge_to_one: bool,
     /// The analyzer of the `text` field.
     pub tokenizer: TantivyTokenizer,
+    /// Index positions too ([`IndexRecordOption::WithFreqsAndPositions`]), for phrase
+    /// queries.
+    pub positions: bool,
 }
 
 impl Default for TantivyIndexOptions {
-    /// apcache's indexing defaults: 2 threads, 256 MiB, apcache's tokens, no final merge.
+    /// apcache's indexing defaults: 2 threads, 256 MiB, apcache's tokens, no final merge, no
+    /// positions.
     fn default() -> Self {
         TantivyIndexOptions {
             threads: 2,
             memory_budget: 256 << 20,
             merge_to_one: false,
             tokenizer: TantivyTokenizer::Apcache,
+            positions: false,
         }
     }
 }
@@ -142,7 +147,11 @@ pub fn index_with_tantivy(
     let text_options = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
             .set_tokenizer(tokenizer_name)
-            .set_index_option(IndexRecordOption::WithFreqs)
+            .set_index_option(if options.positions {
+                IndexRecordOption::WithFreqsAndPositions
+            } else {
+                IndexRecordOption::WithFreqs
+            })
             .set_fieldnorms(true),
     );
     let mut schema_builder = Schema::builder();
@@ -397,6 +406,7 @@ mod tests {
             memory_budget: 1 << 20, // raised to the minimum per thread
             merge_to_one,
             tokenizer,
+            positions: false,
         };
         let documents = documents();
         let report = index_with_tantivy(&documents, &dir, &options).unwrap();

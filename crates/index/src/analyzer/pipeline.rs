@@ -66,18 +66,32 @@ impl Analyzer {
     /// Lucene's position increments do. They saturate at `u32::MAX`. Returns the number of
     /// words, removed ones included: the position the next text of the same field starts at.
     pub fn for_each_token_with_position(&self, text: &str, mut emit: impl FnMut(u32, &str)) -> u32 {
+        self.for_each_token_with_offsets(text, |position, _, term| emit(position, term))
+    }
+
+    /// Like [`Analyzer::for_each_token_with_position`], with the byte range in `text` of the
+    /// word each term comes from (for highlighting).
+    pub fn for_each_token_with_offsets(
+        &self,
+        text: &str,
+        mut emit: impl FnMut(u32, std::ops::Range<usize>, &str),
+    ) -> u32 {
         let mut lowercase_buffer = String::new();
         let mut position: u32 = 0;
+        let base = text.as_ptr() as usize;
         for_each_word(text, |word| {
             let word_position = position;
             position = position.saturating_add(1);
+            // Words are slices of `text`.
+            let start = word.as_ptr() as usize - base;
+            let range = start..start + word.len();
             let term = lowercase(word, &mut lowercase_buffer);
             if self.config.stop_words == StopWords::English && is_english_stop_word(term) {
                 return;
             }
             match &self.stemmer {
-                Some(stemmer) => emit(word_position, &stemmer.stem(term)),
-                None => emit(word_position, term),
+                Some(stemmer) => emit(word_position, range, &stemmer.stem(term)),
+                None => emit(word_position, range, term),
             }
         });
         position

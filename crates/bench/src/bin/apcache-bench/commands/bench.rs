@@ -121,9 +121,16 @@ pub struct PeersArgs {
     /// Read at most this many documents (default: all).
     #[arg(long)]
     docs: Option<usize>,
-    /// Queries per luceneutil class (HighTerm, MedTerm, LowTerm, AndHigh*, OrHigh*).
+    /// Queries per luceneutil class (HighTerm, MedTerm, LowTerm, AndHigh*, OrHigh*, and the
+    /// exact and sloppy phrase classes).
     #[arg(long, default_value_t = 20)]
     per_class: usize,
+    /// Phrase queries of the search-benchmark-game's phrase class (0 leaves them out).
+    #[arg(long, default_value_t = 100)]
+    game_phrases: usize,
+    /// Leave the phrase classes out.
+    #[arg(long)]
+    no_phrases: bool,
     /// Timed rounds.
     #[arg(long, default_value_t = 10)]
     rounds: usize,
@@ -179,6 +186,9 @@ pub struct IndexBenchArgs {
     /// Also measure tantivy with its default tokenizer.
     #[arg(long)]
     tantivy_default_tokenizer: bool,
+    /// Both engines index positions (for phrase queries); without it, neither does.
+    #[arg(long)]
+    positions: bool,
     /// Scratch directory for the indices (default: a temporary directory).
     #[arg(long)]
     scratch: Option<PathBuf>,
@@ -342,7 +352,9 @@ fn peers(args: PeersArgs) -> anyhow::Result<()> {
         default_lucene10_jar, default_lucene_jar, temurin25_java, DEFAULT_JAVA,
     };
     use apcache_bench::query_bench::{self, LuceneRun, QueryBenchConfig};
-    use apcache_bench::query_sets::{luceneutil_tasks, shared_dir, TERM_AND_OR_CLASSES};
+    use apcache_bench::query_sets::{
+        luceneutil_tasks, search_benchmark_game, shared_dir, PHRASE_CLASSES, TERM_AND_OR_CLASSES,
+    };
     let inputs = if args.inputs.is_empty() {
         vec![default_sample()]
     } else {
@@ -350,12 +362,23 @@ fn peers(args: PeersArgs) -> anyhow::Result<()> {
     };
     let documents = load_documents(&inputs, args.docs.unwrap_or(usize::MAX))?;
     let shared = shared_dir().context("../shared/queries not found")?;
-    let specs = luceneutil_tasks(
-        &shared.join("queries/luceneutil/wikimedium.10M.tasks"),
-        &TERM_AND_OR_CLASSES,
-        args.per_class,
-    )
-    .context("cannot read the luceneutil tasks")?;
+    let tasks = shared.join("queries/luceneutil/wikimedium.10M.tasks");
+    let mut specs = luceneutil_tasks(&tasks, &TERM_AND_OR_CLASSES, args.per_class)
+        .context("cannot read the luceneutil tasks")?;
+    if !args.no_phrases {
+        specs.extend(
+            luceneutil_tasks(&tasks, &PHRASE_CLASSES, args.per_class)
+                .context("cannot read the luceneutil tasks")?,
+        );
+        specs.extend(
+            search_benchmark_game(
+                &shared.join("queries/search-benchmark-game.queries.jsonl"),
+                &["phrase"],
+                args.game_phrases,
+            )
+            .context("cannot read the search-benchmark-game queries")?,
+        );
+    }
     let mut lucenes = Vec::new();
     if !args.no_lucene {
         let jar = args.lucene_jar.unwrap_or_else(default_lucene_jar);
@@ -434,6 +457,7 @@ fn index(args: IndexBenchArgs) -> anyhow::Result<()> {
         codec: args.codec,
         runs: args.runs,
         tantivy_default_tokenizer: args.tantivy_default_tokenizer,
+        positions: args.positions,
     };
     let json = args.json;
     let report = index_bench::run(&documents, &scratch, &config, |step| {
