@@ -187,6 +187,7 @@ pub async fn run(
             ..SearchOptions::default()
         },
         deadline: Some(deadline),
+        collection: None,
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
     let reader_side = index.clone();

@@ -26,6 +26,7 @@ fn answer(service: &LiveService, query: &Query) -> Result<(u64, Vec<u32>), Strin
             ..SearchOptions::default()
         },
         deadline: None,
+        collection: None,
     };
     ask(service, request)
         .recv_timeout(Duration::from_secs(60))

@@ -80,6 +80,7 @@ fn every_mode_answers_like_plain_evaluation() {
                                         query: queries[i].clone(),
                                         options,
                                         deadline: None,
+                                        collection: None,
                                     },
                                 );
                                 (i, rx)
@@ -127,6 +128,7 @@ fn refusals_deadlines_and_cancellation() {
         query: queries[i].clone(),
         options: SearchOptions::default(),
         deadline,
+        collection: None,
     };
 
     // A deadline already past: answered without running.
@@ -216,6 +218,7 @@ fn one_request_at_a_time_is_prepared_by_its_query_thread() {
                         query: query.clone(),
                         options,
                         deadline: None,
+                        collection: None,
                     },
                 )
                 .recv_timeout(Duration::from_secs(60))

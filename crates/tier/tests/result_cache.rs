@@ -27,6 +27,7 @@ fn ask(service: &LiveService, query: &Query, options: SearchOptions) -> (Answer,
         query: query.clone(),
         options,
         deadline: None,
+        collection: None,
     };
     let ticket = service
         .submit(request, move |answer| {

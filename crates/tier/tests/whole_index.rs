@@ -56,6 +56,7 @@ fn a_warm_cache_of_the_whole_index_never_misses() {
                     query: query.clone(),
                     options: SearchOptions::default(),
                     deadline: None,
+                    collection: None,
                 };
                 let ticket = service
                     .submit(request, move |a| {

@@ -143,6 +143,7 @@ fn run_searches(catalog: &Catalog, dir: &std::path::Path) -> anyhow::Result<()> 
                     ..SearchOptions::default()
                 },
                 deadline: None,
+                collection: None,
             },
             move |answer| {
                 let _ = tx.send(answer);

@@ -160,6 +160,7 @@ fn search_served(
                 query: query.clone(),
                 options,
                 deadline: None,
+                collection: None,
             },
             move |answer| {
                 let _ = tx.send(answer);

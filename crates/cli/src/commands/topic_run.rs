@@ -158,6 +158,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
             query: query.clone(),
             options,
             deadline: None,
+            collection: None,
         }),
         window,
     )?;

@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 use apcache_index::format::HEADER_LEN;
 use apcache_index::query::Query;
 use apcache_index::search::{
-    CancelScope, IndexReader, PostingsSource, QueryTerms, SearchOptions, SearchResult, SearchStats,
-    Searcher, TermEntry,
+    CancelScope, CollectionStats, IndexReader, PostingsSource, QueryTerms, SearchOptions,
+    SearchResult, SearchStats, Searcher, TermEntry,
 };
 use apcache_index::IndexError;
 
@@ -71,6 +71,11 @@ pub struct LiveRequest {
     pub options: SearchOptions,
     /// When the answer stops being useful: a request still queued then is not run.
     pub deadline: Option<Instant>,
+    /// Collection statistics to score with instead of the index's own: the sums over every
+    /// shard of a sharded index, so that this shard's scores equal one index's
+    /// ([`Searcher::with_collection_stats`]). Such a request bypasses the result cache, whose
+    /// answers are scored with the index's own statistics.
+    pub collection: Option<CollectionStats>,
 }
 
 /// A request's answer.
@@ -457,7 +462,7 @@ impl LiveService {
         // A result cache answers before the queue.
         let mut request = request;
         let result_key = match shared.stack.result_cache.as_ref() {
-            Some(cache) => {
+            Some(cache) if request.collection.is_none() => {
                 request.query = cache.evaluated_form(&request.query);
                 let key = cache.key(
                     shared.reader().generation(),
@@ -484,7 +489,7 @@ impl LiveService {
                 }
                 Some(key)
             }
-            None => None,
+            _ => None,
         };
         let mut queue = shared.lock();
         if queue.shutdown {
@@ -714,6 +719,14 @@ fn run_job(
         });
         let source = source.as_ref().map(|s| s as &dyn PostingsSource);
         let (query, options) = (&job.request.query, &job.request.options);
+        // A shard's request scores with the whole collection's statistics: a searcher of its
+        // own (cheap: the scorer's norm table of 256 entries).
+        let shard_searcher = job
+            .request
+            .collection
+            .clone()
+            .map(|stats| Searcher::with_collection_stats(shared.reader(), stats));
+        let searcher = shard_searcher.as_ref().unwrap_or(searcher);
         Ok(
             match (shared.stack.result_cache.as_ref(), &job.result_key) {
                 (Some(cache), Some(key)) => evaluate_and_cache(
