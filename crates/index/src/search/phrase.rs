@@ -82,14 +82,7 @@ impl<'a> PhraseTerm<'a> {
             .map_err(|e| IndexError::corrupt(file(), format!("positions: {e}")))?;
         self.positions.clear();
         self.reader
-            .read(
-                segment.codec(),
-                bytes,
-                total,
-                before,
-                freq,
-                &mut self.positions,
-            )
+            .read(bytes, total, before, freq, &mut self.positions)
             .map_err(|e| IndexError::corrupt(file(), format!("positions: {e}")))
     }
 }

@@ -1,51 +1,84 @@
 //! The positions file of a segment (`.pos`, kind `POSI`): every term's positions region (see
-//! [`crate::format::positions`]) in term-ordinal order, then a table that locates and checks
-//! each region.
+//! [`crate::format::positions`]) in term-ordinal order, then a compact table that locates and
+//! checks them.
 //!
 //! ```text
-//! body: region* | region end u64 × terms | region crc u32 × terms | terms u64 | table crc u32
+//! body:  region* | region length (VByte) × terms | group × ceil(terms / 64) |
+//!        regions bytes u64 | terms u64 | table crc u32
+//! group: first region's offset u64 | its lengths' offset u64 | crc u32
 //! ```
 //!
-//! Region `t` spans from the end of region `t - 1` (0 for the first) to its own end. The table
-//! CRC (CRC32C of the ends, the CRCs and `terms`) is verified the first time a process reads
-//! positions from the segment; a region's CRC the first time a query reads that term's
-//! positions. Only phrase queries open the file, so an index whose users never type a phrase
-//! never reads a page of it.
+//! Terms go in groups of [`GROUP`] consecutive ordinals. A group records where its first
+//! region starts, where its regions' lengths start in the lengths area (offset from the
+//! area's start), and the CRC32C of its regions, which are contiguous. A term's region is
+//! found by summing the lengths of the terms before it in its group (at most 63 VBytes). Most
+//! terms occur a few times, so a region is a few bytes and its length one byte: the table
+//! costs about a byte and a quarter a term, where an offset and a CRC per term would cost 12.
+//!
+//! The table CRC (of everything after the regions but itself) is verified the first time a
+//! process reads positions from the segment; a group's CRC the first time a query reads the
+//! positions of a term in it. Only phrase queries open the file, so an index whose users never
+//! type a phrase never reads a page of it.
 
 use std::sync::OnceLock;
 
 use crate::format::TermPositions;
 use crate::IndexError;
 
-/// Bytes of the trailer after the table: `terms u64 | table crc u32`.
-const TRAILER: usize = 12;
-/// Bytes of the table per term: a `u64` end and a `u32` CRC.
-const PER_TERM: usize = 12;
+/// Terms per group.
+pub(crate) const GROUP: u64 = 64;
+/// Bytes of a group entry.
+const GROUP_ENTRY: usize = 20;
+/// Bytes of the trailer after the groups: `regions bytes u64 | terms u64 | table crc u32`.
+const TRAILER: usize = 20;
 
 /// The table a [`super::SegmentWriter`] builds while it appends regions.
 #[derive(Default)]
 pub(crate) struct PositionsTable {
-    ends: Vec<u64>,
-    crcs: Vec<u32>,
+    lengths: Vec<u8>,
+    groups: Vec<u8>,
+    terms: u64,
+    /// Where the next region starts (body offset), and the open group's CRC so far.
+    end: u64,
+    crc: u32,
 }
 
 impl PositionsTable {
-    /// Records the next term's region, which ends at `end` (body offset) and has CRC `crc`.
-    pub(crate) fn push(&mut self, end: u64, crc: u32) {
-        self.ends.push(end);
-        self.crcs.push(crc);
+    /// Records the next term's region.
+    pub(crate) fn push(&mut self, region: &[u8]) {
+        if self.terms.is_multiple_of(GROUP) {
+            self.close_group();
+            self.groups.extend_from_slice(&self.end.to_le_bytes());
+            self.groups
+                .extend_from_slice(&(self.lengths.len() as u64).to_le_bytes());
+            self.groups.extend_from_slice(&[0; 4]);
+        }
+        self.crc = crc32c::crc32c_append(self.crc, region);
+        let mut len = region.len() as u64;
+        while len >= 0x80 {
+            self.lengths.push(len as u8 | 0x80);
+            len >>= 7;
+        }
+        self.lengths.push(len as u8);
+        self.end += region.len() as u64;
+        self.terms += 1;
+    }
+
+    /// Writes the open group's CRC into its entry.
+    fn close_group(&mut self) {
+        if let Some(at) = self.groups.len().checked_sub(4) {
+            self.groups[at..].copy_from_slice(&self.crc.to_le_bytes());
+        }
+        self.crc = 0;
     }
 
     /// The table and trailer, to append after the last region.
-    pub(crate) fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.ends.len() * PER_TERM + TRAILER);
-        for end in &self.ends {
-            out.extend_from_slice(&end.to_le_bytes());
-        }
-        for crc in &self.crcs {
-            out.extend_from_slice(&crc.to_le_bytes());
-        }
-        out.extend_from_slice(&(self.ends.len() as u64).to_le_bytes());
+    pub(crate) fn into_bytes(mut self) -> Vec<u8> {
+        self.close_group();
+        let mut out = self.lengths;
+        out.extend_from_slice(&self.groups);
+        out.extend_from_slice(&self.end.to_le_bytes());
+        out.extend_from_slice(&self.terms.to_le_bytes());
         let crc = crc32c::crc32c(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -57,27 +90,28 @@ pub(crate) struct PositionsFile<B> {
     body: B,
     name: String,
     terms: u64,
-    /// Where the table starts in the body.
-    table: usize,
-    /// The table's check, done on first use.
-    checked: OnceLock<Result<(), String>>,
+    /// Where the groups start in the body.
+    groups: usize,
+    /// The check of the table, done on first use: where the lengths start, or why the table
+    /// is unsound.
+    checked: OnceLock<Result<usize, String>>,
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
 }
 
 impl<B: AsRef<[u8]>> PositionsFile<B> {
     /// The file `name` with body `body`, of a segment of `terms` terms. Checks the sizes only.
     pub(crate) fn new(body: B, name: &str, terms: u64) -> Result<PositionsFile<B>, IndexError> {
         let bytes = body.as_ref();
-        let table_len = usize::try_from(terms)
+        let groups = usize::try_from(terms.div_ceil(GROUP))
             .ok()
-            .and_then(|t| t.checked_mul(PER_TERM))
-            .and_then(|t| t.checked_add(TRAILER))
+            .and_then(|g| g.checked_mul(GROUP_ENTRY))
+            .and_then(|g| g.checked_add(TRAILER))
             .filter(|&t| t <= bytes.len())
             .ok_or_else(|| IndexError::corrupt(name, "positions table past the file"))?;
-        let stored_terms = u64::from_le_bytes(
-            bytes[bytes.len() - TRAILER..bytes.len() - 4]
-                .try_into()
-                .expect("8 bytes"),
-        );
+        let stored_terms = u64_at(bytes, bytes.len() - 12);
         if stored_terms != terms {
             return Err(IndexError::corrupt(
                 name,
@@ -85,7 +119,7 @@ impl<B: AsRef<[u8]>> PositionsFile<B> {
             ));
         }
         Ok(PositionsFile {
-            table: bytes.len() - table_len,
+            groups: bytes.len() - groups,
             body,
             name: name.to_string(),
             terms,
@@ -93,121 +127,169 @@ impl<B: AsRef<[u8]>> PositionsFile<B> {
         })
     }
 
-    /// Checks the table's CRC (once).
-    fn check_table(&self) -> Result<(), IndexError> {
-        self.checked
-            .get_or_init(|| {
-                let bytes = self.body.as_ref();
-                let covered = &bytes[self.table..bytes.len() - 4];
-                let stored = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().expect("4"));
-                if crc32c::crc32c(covered) != stored {
-                    return Err("positions table checksum mismatch".to_string());
-                }
-                Ok(())
-            })
-            .clone()
-            .map_err(|comment| IndexError::corrupt(&self.name, comment))
-    }
-
-    fn end(&self, ordinal: u64) -> u64 {
-        let at = self.table + ordinal as usize * 8;
-        u64::from_le_bytes(self.body.as_ref()[at..at + 8].try_into().expect("8"))
-    }
-
-    /// The stored CRC of term `ordinal`'s region.
-    pub(crate) fn crc(&self, ordinal: u64) -> Result<u32, IndexError> {
-        self.check_table()?;
-        if ordinal >= self.terms {
-            return Err(IndexError::corrupt(
-                &self.name,
-                "term ordinal past the table",
-            ));
-        }
-        let at = self.table + self.terms as usize * 8 + ordinal as usize * 4;
-        Ok(u32::from_le_bytes(
-            self.body.as_ref()[at..at + 4].try_into().expect("4"),
-        ))
-    }
-
-    /// The region of term `ordinal` (not verified against its CRC), a term of `doc_freq`
-    /// postings.
-    pub(crate) fn region(
-        &self,
-        ordinal: u64,
-        doc_freq: u32,
-    ) -> Result<TermPositions<'_>, IndexError> {
-        self.check_table()?;
-        if ordinal >= self.terms {
-            return Err(IndexError::corrupt(
-                &self.name,
-                "term ordinal past the table",
-            ));
-        }
-        let start = if ordinal == 0 {
-            0
-        } else {
-            self.end(ordinal - 1)
-        };
-        let end = self.end(ordinal);
-        if start > end || end > self.table as u64 {
-            return Err(IndexError::corrupt(
-                &self.name,
-                format!("positions of term ordinal {ordinal} out of order"),
-            ));
-        }
-        Ok(TermPositions::new(
-            &self.body.as_ref()[start as usize..end as usize],
-            doc_freq,
-        ))
-    }
-
     /// The body.
     pub(crate) fn body(&self) -> &B {
         &self.body
     }
 
+    /// Checks the table's CRC and layout (once); returns where the lengths start (the
+    /// regions' end).
+    fn lengths_start(&self) -> Result<usize, IndexError> {
+        self.checked
+            .get_or_init(|| {
+                let bytes = self.body.as_ref();
+                let regions = u64_at(bytes, bytes.len() - TRAILER);
+                let regions = usize::try_from(regions)
+                    .ok()
+                    .filter(|&r| r <= self.groups)
+                    .ok_or("positions regions past the table")?;
+                let stored = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().expect("4"));
+                if crc32c::crc32c(&bytes[regions..bytes.len() - 4]) != stored {
+                    return Err("positions table checksum mismatch".to_string());
+                }
+                Ok(regions)
+            })
+            .clone()
+            .map_err(|comment| IndexError::corrupt(&self.name, comment))
+    }
+
+    /// The region of term `ordinal` (not verified against its group's CRC), a term of
+    /// `doc_freq` postings, and the group it is in.
+    pub(crate) fn region(
+        &self,
+        ordinal: u64,
+        doc_freq: u32,
+    ) -> Result<(TermPositions<'_>, u64), IndexError> {
+        let lengths = self.lengths_start()?;
+        let (start, end) = self.locate(ordinal, lengths).ok_or_else(|| {
+            IndexError::corrupt(
+                &self.name,
+                format!("positions of term ordinal {ordinal} out of order"),
+            )
+        })?;
+        Ok((
+            TermPositions::new(&self.body.as_ref()[start..end], doc_freq),
+            ordinal / GROUP,
+        ))
+    }
+
+    /// The byte range of term `ordinal`'s region.
+    fn locate(&self, ordinal: u64, lengths: usize) -> Option<(usize, usize)> {
+        if ordinal >= self.terms {
+            return None;
+        }
+        let bytes = self.body.as_ref();
+        let entry = self.groups + (ordinal / GROUP) as usize * GROUP_ENTRY;
+        let mut start = usize::try_from(u64_at(bytes, entry)).ok()?;
+        let mut cursor = lengths.checked_add(usize::try_from(u64_at(bytes, entry + 8)).ok()?)?;
+        for _ in 0..ordinal % GROUP {
+            let (len, next) = read_vbyte(bytes, cursor, self.groups)?;
+            start = start.checked_add(usize::try_from(len).ok()?)?;
+            cursor = next;
+        }
+        let (len, _) = read_vbyte(bytes, cursor, self.groups)?;
+        let end = start.checked_add(usize::try_from(len).ok()?)?;
+        (end <= lengths).then_some((start, end))
+    }
+
+    /// The bytes and stored CRC of group `group`'s regions.
+    pub(crate) fn group(&self, group: u64) -> Result<(&[u8], u32), IndexError> {
+        let lengths = self.lengths_start()?;
+        let first = group * GROUP;
+        let last = (first + GROUP).min(self.terms) - 1;
+        let bad =
+            || IndexError::corrupt(&self.name, format!("positions group {group} out of order"));
+        let (start, _) = self.locate(first, lengths).ok_or_else(bad)?;
+        let (_, end) = self.locate(last, lengths).ok_or_else(bad)?;
+        let bytes = self.body.as_ref();
+        let entry = self.groups + group as usize * GROUP_ENTRY;
+        let crc = u32::from_le_bytes(bytes[entry + 16..entry + 20].try_into().expect("4"));
+        Ok((bytes.get(start..end).ok_or_else(bad)?, crc))
+    }
+
     /// Bytes of the regions (the file's body without its table).
     pub(crate) fn regions_len(&self) -> usize {
-        self.table
+        self.lengths_start().unwrap_or(0)
     }
+}
+
+/// The VByte at `at` (before `limit`) and the offset after it.
+fn read_vbyte(bytes: &[u8], mut at: usize, limit: usize) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        if at >= limit {
+            return None;
+        }
+        let byte = bytes[at];
+        at += 1;
+        value |= u64::from(byte & 0x7F) << shift;
+        if byte < 0x80 {
+            return Some((value, at));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn file(regions: &[&[u8]]) -> Vec<u8> {
+    fn file(regions: &[Vec<u8>]) -> Vec<u8> {
         let mut body = Vec::new();
         let mut table = PositionsTable::default();
         for region in regions {
             body.extend_from_slice(region);
-            table.push(body.len() as u64, crc32c::crc32c(region));
+            table.push(region);
         }
-        body.extend_from_slice(&table.to_bytes());
+        body.extend_from_slice(&table.into_bytes());
         body
     }
 
+    fn regions(n: usize) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|i| (0..(i * 7 % 300)).map(|b| (b + i) as u8).collect())
+            .collect()
+    }
+
     #[test]
-    fn regions_are_found_by_ordinal() {
-        let body = file(&[b"ab", b"", b"cde"]);
-        let positions = PositionsFile::new(&body[..], "x.pos", 3).expect("open");
-        assert_eq!(positions.region(0, 1).unwrap().bytes(), b"ab");
-        assert_eq!(positions.region(1, 1).unwrap().bytes(), b"");
-        assert_eq!(positions.region(2, 1).unwrap().bytes(), b"cde");
-        assert_eq!(positions.crc(2).unwrap(), crc32c::crc32c(b"cde"));
-        assert!(positions.region(3, 1).is_err());
-        assert_eq!(positions.regions_len(), 5);
+    fn regions_are_found_by_ordinal_and_groups_carry_their_crc() {
+        for n in [0, 1, 63, 64, 65, 200] {
+            let regions = regions(n);
+            let body = file(&regions);
+            let positions = PositionsFile::new(&body[..], "x.pos", n as u64).expect("open");
+            for (i, region) in regions.iter().enumerate() {
+                let (got, group) = positions.region(i as u64, 1).unwrap();
+                assert_eq!(got.bytes(), &region[..], "{n} terms, term {i}");
+                assert_eq!(group, i as u64 / GROUP);
+            }
+            assert!(positions.region(n as u64, 1).is_err());
+            for g in 0..(n as u64).div_ceil(GROUP) {
+                let (bytes, crc) = positions.group(g).unwrap();
+                let want: Vec<u8> = regions[(g * GROUP) as usize..]
+                    .iter()
+                    .take(GROUP as usize)
+                    .flatten()
+                    .copied()
+                    .collect();
+                assert_eq!(bytes, &want[..]);
+                assert_eq!(crc, crc32c::crc32c(&want));
+            }
+            let total: usize = regions.iter().map(Vec::len).sum();
+            assert_eq!(positions.regions_len(), total);
+        }
     }
 
     #[test]
     fn a_wrong_term_count_or_a_damaged_table_is_an_error() {
-        let body = file(&[b"ab", b"cde"]);
-        assert!(PositionsFile::new(&body[..], "x.pos", 3).is_err());
-        assert!(PositionsFile::new(&body[..4], "x.pos", 2).is_err());
-        for at in 5..body.len() {
+        let regions = regions(70);
+        let body = file(&regions);
+        assert!(PositionsFile::new(&body[..], "x.pos", 71).is_err());
+        assert!(PositionsFile::new(&body[..4], "x.pos", 70).is_err());
+        let total: usize = regions.iter().map(Vec::len).sum();
+        for at in total..body.len() {
             let mut damaged = body.clone();
             damaged[at] ^= 0x10;
-            let Ok(positions) = PositionsFile::new(&damaged[..], "x.pos", 2) else {
+            let Ok(positions) = PositionsFile::new(&damaged[..], "x.pos", 70) else {
                 continue;
             };
             assert!(positions.region(0, 1).is_err(), "byte {at}");

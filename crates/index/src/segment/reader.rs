@@ -7,7 +7,7 @@ use std::sync::Arc;
 use apcache_codec::{BlockCodec, CodecKind, BLOCK_LEN};
 use memmap2::Mmap;
 
-use super::positions_file::PositionsFile;
+use super::positions_file::{self, PositionsFile};
 use super::store::{BlockSource, StoreIndex, StoreReader};
 use super::uncached_file::{UncachedFile, UncachedReads};
 use super::verified_terms::{Verified, VerifiedTerms};
@@ -250,19 +250,22 @@ impl SegmentReader {
                 segment: self.meta.name.clone(),
             });
         };
-        let region = file.region(entry.ordinal, entry.info.doc_freq)?;
-        if !self.verified.is_set(entry.ordinal, Verified::Positions) {
-            if crc32c::crc32c(region.bytes()) != file.crc(entry.ordinal)? {
+        let (region, group) = file.region(entry.ordinal, entry.info.doc_freq)?;
+        // A group's regions are checked together; the bit of its first term records it.
+        let group_ordinal = group * positions_file::GROUP;
+        if !self.verified.is_set(group_ordinal, Verified::Positions) {
+            let (bytes, crc) = file.group(group)?;
+            if crc32c::crc32c(bytes) != crc {
                 return Err(IndexError::corrupt(
                     self.file_name(FileKind::Positions),
                     format!(
-                        "term {:?} (ordinal {}): positions checksum mismatch",
+                        "positions of terms {group_ordinal} to {} (term {:?} among them): checksum mismatch",
+                        group_ordinal + positions_file::GROUP - 1,
                         self.term_text(entry.ordinal),
-                        entry.ordinal
                     ),
                 ));
             }
-            self.verified.set(entry.ordinal, Verified::Positions);
+            self.verified.set(group_ordinal, Verified::Positions);
         }
         Ok(region)
     }
@@ -289,7 +292,7 @@ impl SegmentReader {
             let mut first = 0;
             for &f in block_freqs {
                 reader
-                    .read(self.codec(), bytes, total, first, f as usize, out)
+                    .read(bytes, total, first, f as usize, out)
                     .map_err(|e| IndexError::corrupt(file, e.to_string()))?;
                 first += f as usize;
             }

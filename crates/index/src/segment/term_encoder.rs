@@ -202,14 +202,12 @@ impl<'a> TermEncoder<'a> {
             first_skip,
         });
         if let Some(positions) = positions {
-            encode_term_positions(self.codec, freqs, positions, &mut out.positions).map_err(
-                |e| {
-                    IndexError::InvalidArgument(format!(
-                        "term {:?}: positions: {e}",
-                        String::from_utf8_lossy(term)
-                    ))
-                },
-            )?;
+            encode_term_positions(freqs, positions, &mut out.positions).map_err(|e| {
+                IndexError::InvalidArgument(format!(
+                    "term {:?}: positions: {e}",
+                    String::from_utf8_lossy(term)
+                ))
+            })?;
             out.position_ends.push(out.positions.len());
         }
         out.term_bytes.extend_from_slice(term);

@@ -181,11 +181,9 @@ impl SegmentWriter {
             )));
         }
         if let Some((file, table)) = &mut self.positions {
-            let base = file.position();
             let mut start = 0;
             for &end in &batch.position_ends {
-                let region = &batch.positions[start..end];
-                table.push(base + end as u64, crc32c::crc32c(region));
+                table.push(&batch.positions[start..end]);
                 start = end;
             }
             file.write_body(&batch.positions)?;
@@ -304,7 +302,7 @@ impl SegmentWriter {
         finished.push((FileKind::Checksums, self.checksums.finish()?));
         let positions = match self.positions {
             Some((mut file, table)) => {
-                file.write_body(&table.to_bytes())?;
+                file.write_body(&table.into_bytes())?;
                 Some(file.finish()?)
             }
             None => None,
