@@ -24,6 +24,10 @@ Errors are Python exceptions carrying the engine's message, all subclasses of
 `ApcacheError`: `QueryError` (a query that does not parse), `IndexError` (an index that
 cannot be opened, read or built; note that it is not Python's builtin ``IndexError``:
 catch it as ``apcache.IndexError``) and `TopicError` (a malformed topic file, with its line).
+
+`apcache.ray` (which needs ``pip install "ray[serve]"``) splits an index into shards, builds
+them as Ray tasks and serves them from Ray actors, with one index's scores and counts; see
+docs/distributed.md.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from ._apcache import (
     QueryError,
     TopicError,
     __version__,
+    escape_query,
     read_topics,
     write_trec_run,
 )
@@ -52,6 +57,7 @@ __all__ = [
     "QueryError",
     "TopicError",
     "__version__",
+    "escape_query",
     "read_topics",
     "results_to_dataframe",
     "write_trec_run",

@@ -1,13 +1,15 @@
 """Type stubs of apcache's native module (python/src/lib.rs); see the package docstring."""
 
 from os import PathLike
-from typing import Iterable, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 __version__: str
 
 _Path = Union[str, "PathLike[str]"]
 _Size = Union[int, str]
 _Queries = Union[Mapping[str, str], Iterable[Union[str, Tuple[object, str]]]]
+CollectionStats = Dict[str, Any]
+"""``{"doc_count": int, "total_tokens": int, "doc_freqs": {term: int}}``."""
 _Document = Union[Tuple[Union[str, int], str, str], Mapping[str, object]]
 
 class ApcacheError(Exception):
@@ -67,10 +69,42 @@ class Index:
         parse: str = "lucene",
         default_op: str = "or",
         fields: bool = True,
+        stats: Optional[CollectionStats] = None,
     ) -> list[Hit]:
-        """The best `k` documents for `query`, best first (QueryError if it does not parse)."""
+        """The best `k` documents for `query`, best first (QueryError if it does not parse).
+
+        With `stats` (a whole sharded collection's statistics: every shard's
+        `collection_stats` summed) the index scores as a shard of that collection: BM25 with
+        the given documents, tokens and document frequencies instead of its own, so its
+        scores equal those of one index of every shard's documents. KeyError or TypeError
+        for a malformed `stats`."""
+    def search_with_total(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        count: bool = True,
+        parse: str = "lucene",
+        default_op: str = "or",
+        fields: bool = True,
+        stats: Optional[CollectionStats] = None,
+    ) -> Tuple[int, bool, list[Hit]]:
+        """`(total, exact, hits)` in one evaluation: the best `k` documents (scored with
+        `stats` when given, as `search`) and the number of matches, exact when `count`
+        (else a lower bound; `exact` says which), as `apcache serve`'s search reports them."""
     def count(self, query: str, *, parse: str = "lucene", default_op: str = "or") -> int:
-        """The exact number of documents matching `query`."""
+        """The exact number of documents matching `query` (statistics do not change it:
+        a sharded count is the shards' counts summed)."""
+    def collection_stats(
+        self, query: str, *, parse: str = "lucene", default_op: str = "or"
+    ) -> CollectionStats:
+        """This index's statistics for the terms of `query`: ``doc_count`` (documents),
+        ``total_tokens`` and ``doc_freqs`` (``{term: documents holding it}``). Summed over
+        the shards of a sharded index they are what `search(..., stats=)` scores with."""
+    def parse_query(self, query: str, *, default_op: str = "or") -> Tuple[str, list[str]]:
+        """`(canonical, notes)`: `query` in canonical form (as `apcache serve` reports it)
+        and what the analyzer changed or dropped in its words (QueryError if it does not
+        parse)."""
     def batch_search(
         self,
         queries: _Queries,
@@ -137,3 +171,7 @@ def read_topics(path: _Path, format: Optional[str] = None) -> dict[str, str]:
 
 def write_trec_run(results: Mapping[str, list[Hit]], path: _Path, tag: str = "apcache") -> int:
     """Writes batch_search's results as a six-column TREC run; returns the lines written."""
+
+def escape_query(text: str) -> str:
+    """`text` with every character of the query syntax escaped, so that it parses as plain
+    words (what an Elasticsearch `match` query's text becomes)."""

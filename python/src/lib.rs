@@ -24,8 +24,8 @@ use apcache_index::external_ids::{ExternalIds, LoadedIds};
 use apcache_index::indexer::{build_index, IndexOptions};
 use apcache_index::ingest::{BadLinePolicy, Input, InputFormat, ReaderOptions};
 use apcache_index::plain_query::plain_query;
-use apcache_index::query::{parse_query, DefaultOperator, Query};
-use apcache_index::search::{Norms, Scoring, SearchOptions, SearchResult};
+use apcache_index::query::{parse_query, parse_query_with_notes, DefaultOperator, Query};
+use apcache_index::search::{CollectionStats, Norms, Scoring, SearchOptions, SearchResult};
 use apcache_index::IndexError as EngineIndexError;
 use apcache_tier::loader::LoaderKind;
 use apcache_tier::region::TierSpec;
@@ -36,6 +36,7 @@ use apcache_trec::{RunWriter, TopicError as EngineTopicError, TopicFormat};
 use pyo3::exceptions::{PyException, PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use std::collections::BTreeMap;
 
 pyo3::create_exception!(
     apcache,
@@ -260,6 +261,7 @@ impl Index {
         queries: Vec<Query>,
         options: SearchOptions,
         threads: Option<usize>,
+        collection: Option<CollectionStats>,
     ) -> PyResult<Vec<SearchResult>> {
         let own = self.service()?;
         let threads = threads.unwrap_or(self.threads);
@@ -274,6 +276,7 @@ impl Index {
                 query,
                 options,
                 deadline: None,
+                collection: collection.clone(),
             });
             if threads == own_threads {
                 return run_batch(own, requests, window);
@@ -295,6 +298,43 @@ impl Index {
             .map(|answer| answer.map(|a| a.result).map_err(live_error))
             .collect()
     }
+}
+
+/// Collection statistics from Python: a dict with `doc_count`, `total_tokens` and
+/// `doc_freqs` (`{term: documents}`), as `Index.collection_stats` returns (or their sums).
+fn stats_arg(stats: &Bound<'_, PyAny>) -> PyResult<CollectionStats> {
+    let dict = stats.downcast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err("stats is a dict with doc_count, total_tokens and doc_freqs")
+    })?;
+    let field = |name: &str| -> PyResult<Bound<'_, PyAny>> {
+        dict.get_item(name)?
+            .ok_or_else(|| PyKeyError::new_err(format!("stats has no {name:?}")))
+    };
+    let number = |name: &str| -> PyResult<u64> {
+        field(name)?.extract().map_err(|_| {
+            PyTypeError::new_err(format!("stats[{name:?}] is a whole number of at least 0"))
+        })
+    };
+    let doc_freqs: BTreeMap<String, u64> = field("doc_freqs")?
+        .extract()
+        .map_err(|_| PyTypeError::new_err("stats[\"doc_freqs\"] is a dict {term: documents}"))?;
+    Ok(CollectionStats {
+        doc_count: number("doc_count")?,
+        total_tokens: number("total_tokens")?,
+        doc_freqs,
+    })
+}
+
+fn stats_dict<'py>(py: Python<'py>, stats: &CollectionStats) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("doc_count", stats.doc_count)?;
+    dict.set_item("total_tokens", stats.total_tokens)?;
+    let doc_freqs = PyDict::new(py);
+    for (term, df) in &stats.doc_freqs {
+        doc_freqs.set_item(term, df)?;
+    }
+    dict.set_item("doc_freqs", doc_freqs)?;
+    Ok(dict)
 }
 
 fn search_options(k: usize, count: bool) -> SearchOptions {
@@ -415,8 +455,10 @@ impl Index {
         })
     }
 
-    /// The best `k` documents for `query`, best first.
-    #[pyo3(signature = (query, k=10, *, parse="lucene", default_op="or", fields=true))]
+    /// The best `k` documents for `query`, best first; scored with `stats` (a whole sharded
+    /// collection's statistics) instead of the index's own when given.
+    #[pyo3(signature = (query, k=10, *, parse="lucene", default_op="or", fields=true, stats=None))]
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
         py: Python<'_>,
@@ -425,13 +467,44 @@ impl Index {
         parse: &str,
         default_op: &str,
         fields: bool,
+        stats: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Hit>> {
+        let collection = stats.map(stats_arg).transpose()?;
         let query = self.query(query, parse_arg(parse)?, default_op_arg(default_op)?)?;
         let result = self
-            .run(py, vec![query], search_options(k, false), None)?
+            .run(py, vec![query], search_options(k, false), None, collection)?
             .pop()
             .expect("one answer");
         self.hits(&result, fields)
+    }
+
+    /// The best `k` documents and the number of matches in one evaluation: `(total, exact,
+    /// hits)`. `total` is exact when `count` is true, else a lower bound (`exact` says
+    /// which), as `apcache serve`'s search with and without `count`.
+    #[pyo3(signature = (query, k=10, *, count=true, parse="lucene", default_op="or", fields=true, stats=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn search_with_total(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        k: usize,
+        count: bool,
+        parse: &str,
+        default_op: &str,
+        fields: bool,
+        stats: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(u64, bool, Vec<Hit>)> {
+        let collection = stats.map(stats_arg).transpose()?;
+        let query = self.query(query, parse_arg(parse)?, default_op_arg(default_op)?)?;
+        let result = self
+            .run(py, vec![query], search_options(k, count), None, collection)?
+            .pop()
+            .expect("one answer");
+        Ok((
+            result.total_hits,
+            result.total_hits_exact,
+            self.hits(&result, fields)?,
+        ))
     }
 
     /// The number of documents matching `query`, counted exactly.
@@ -439,10 +512,42 @@ impl Index {
     fn count(&self, py: Python<'_>, query: &str, parse: &str, default_op: &str) -> PyResult<u64> {
         let query = self.query(query, parse_arg(parse)?, default_op_arg(default_op)?)?;
         let result = self
-            .run(py, vec![query], search_options(0, true), None)?
+            .run(py, vec![query], search_options(0, true), None, None)?
             .pop()
             .expect("one answer");
         Ok(result.total_hits)
+    }
+
+    /// This index's statistics for the terms of `query`: its documents, its tokens and each
+    /// term's document frequency, as a dict (`doc_count`, `total_tokens`, `doc_freqs`). The
+    /// sums of every shard's are what `search(..., stats=)` scores a shard with.
+    #[pyo3(signature = (query, *, parse="lucene", default_op="or"))]
+    fn collection_stats<'py>(
+        &self,
+        py: Python<'py>,
+        query: &str,
+        parse: &str,
+        default_op: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let query = self.query(query, parse_arg(parse)?, default_op_arg(default_op)?)?;
+        let reader = &self.stack.reader;
+        let stats = py
+            .allow_threads(|| CollectionStats::of_query(reader, &query))
+            .map_err(index_error)?;
+        stats_dict(py, &stats)
+    }
+
+    /// `query` as the index parses it: `(canonical, notes)`, the query in canonical form (as
+    /// `apcache serve` reports it) and what the analyzer changed or dropped in its words.
+    #[pyo3(signature = (query, *, default_op="or"))]
+    fn parse_query(&self, query: &str, default_op: &str) -> PyResult<(String, Vec<String>)> {
+        let (parsed, notes) =
+            parse_query_with_notes(query, &self.analyzer, default_op_arg(default_op)?)
+                .map_err(|e| QueryError::new_err(format!("{e} (in {query:?})")))?;
+        Ok((
+            parsed.to_string(),
+            notes.iter().map(ToString::to_string).collect(),
+        ))
     }
 
     /// The best `k` documents of each query, by query id.
@@ -467,7 +572,7 @@ impl Index {
                     .map_err(|e| QueryError::new_err(format!("query {qid}: {}", e.value(py))))
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let results = self.run(py, parsed, search_options(k, false), threads)?;
+        let results = self.run(py, parsed, search_options(k, false), threads, None)?;
         let out = PyDict::new(py);
         for ((qid, _), result) in pairs.iter().zip(&results) {
             if out.contains(qid)? {
@@ -870,6 +975,13 @@ fn write_trec_run(results: &Bound<'_, PyDict>, path: PathBuf, tag: &str) -> PyRe
     Ok(lines)
 }
 
+/// `text` with every character of the query syntax escaped, so that it parses as plain
+/// words (what an Elasticsearch `match` query's text becomes).
+#[pyfunction]
+fn escape_query(text: &str) -> String {
+    apcache_index::query::escape(text)
+}
+
 /// The native module.
 #[pymodule]
 fn _apcache(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -883,6 +995,7 @@ fn _apcache(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<IndexWriter>()?;
     m.add_function(wrap_pyfunction!(read_topics, m)?)?;
     m.add_function(wrap_pyfunction!(write_trec_run, m)?)?;
+    m.add_function(wrap_pyfunction!(escape_query, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,355 @@
+"""Serving a sharded index: one Ray actor per shard, and a coordinator that scatters each
+query to every shard and gathers an exact global answer in two phases.
+
+1. Statistics: every shard reports its documents, tokens and the query terms' document
+   frequencies (`apcache.Index.collection_stats`); the coordinator adds them up.
+2. Search: every shard ranks its documents with the summed statistics
+   (`apcache.Index.search_with_total(..., stats=)`), so its scores are the ones a single
+   index of every shard's documents gives, bit for bit; the coordinator merges the top k by
+   score, ties by the documents' place in the input (as one index breaks them), and adds the
+   counts.
+
+A shard that fails (its actor died, or it did not answer within the timeout) fails the whole
+query with `ShardError`, naming the shard: never a silently shorter answer.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar
+
+import ray
+from ray.exceptions import GetTimeoutError, RayError, RayTaskError
+
+from .._apcache import ApcacheError, Index
+from ._layout import Layout, PathLike, read_order, shard_of
+
+T = TypeVar("T")
+
+Stats = Dict[str, Any]
+"""Collection statistics as `apcache.Index.collection_stats` gives them: ``doc_count``,
+``total_tokens`` and ``doc_freqs`` (``{term: documents}``)."""
+
+# A shard's hit on the wire: (score, input place, id, shard-local number, title, body).
+_WireHit = Tuple[float, int, str, int, Optional[str], Optional[str]]
+
+
+class ShardError(ApcacheError):
+    """A query that some shards could not answer (an actor died, or ran past the timeout).
+
+    The answer of the other shards is not returned: it would be silently incomplete.
+    `shards` lists the failed shards' numbers and `phase` says where the query was.
+    """
+
+    def __init__(self, message: str, shards: Sequence[int], phase: str) -> None:
+        super().__init__(message)
+        self.shards = list(shards)
+        self.phase = phase
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (ShardError, (str(self), self.shards, self.phase))
+
+
+def add_stats(parts: Sequence[Mapping[str, Any]]) -> Stats:
+    """The sum of several shards' statistics (the whole collection's)."""
+    doc_freqs: Dict[str, int] = {}
+    total: Stats = {"doc_count": 0, "total_tokens": 0, "doc_freqs": doc_freqs}
+    for part in parts:
+        total["doc_count"] += part["doc_count"]
+        total["total_tokens"] += part["total_tokens"]
+        for term, df in part["doc_freqs"].items():
+            doc_freqs[term] = doc_freqs.get(term, 0) + df
+    return total
+
+
+class ShardServer:
+    """One shard's index, served in a Ray actor (see `ShardedIndex`); its methods answer the
+    coordinator's two phases and the documents' lookups."""
+
+    def __init__(self, path: str, shard: int, index_options: Mapping[str, Any]) -> None:
+        self.shard = shard
+        self.path = path
+        self.index = Index(path, **dict(index_options))
+        # Each document's place in the whole input: the merge's tie-break. Without the file
+        # (an index built elsewhere) the shard's own numbers stand in.
+        self.order = read_order(Path(path))
+
+    def _place(self, doc: int) -> int:
+        return self.order[doc] if doc < len(self.order) else doc
+
+    def prepare(self, query: str, default_op: str) -> Tuple[Stats, str, List[str]]:
+        """Phase 1: this shard's statistics of `query`, and the query's canonical form and
+        analyzer notes (QueryError if it does not parse)."""
+        stats = self.index.collection_stats(query, default_op=default_op)
+        canonical, notes = self.index.parse_query(query, default_op=default_op)
+        return stats, canonical, notes
+
+    def search(
+        self, query: str, k: int, count: bool, stats: Optional[Stats], default_op: str, fields: bool
+    ) -> Tuple[int, bool, List[_WireHit]]:
+        """Phase 2: this shard's best `k` scored with `stats`, and its number of matches."""
+        total, exact, hits = self.index.search_with_total(
+            query, k, count=count, default_op=default_op, fields=fields, stats=stats
+        )
+        wire = [(h.score, self._place(h.doc), h.id, h.doc, h.title, h.body) for h in hits]
+        return total, exact, wire
+
+    def count(self, query: str, default_op: str) -> int:
+        """The shard's exact number of matches of `query`."""
+        return self.index.count(query, default_op=default_op)
+
+    def first_documents(self, n: int, fields: bool) -> List[_WireHit]:
+        """The shard's first `n` documents in input order (what match_all lists)."""
+        out: List[_WireHit] = []
+        for doc in range(min(n, len(self.index))):
+            stored = self.index.doc(doc)
+            title, body = (stored["title"], stored["body"]) if fields else (None, None)
+            out.append((1.0, self._place(doc), stored["id"], doc, title, body))
+        return out
+
+    def document(self, doc_id: str) -> Optional[Dict[str, Any]]:
+        """The stored document with this external id, or None."""
+        try:
+            return dict(self.index.doc(doc_id))
+        except KeyError:
+            return None
+
+    def info(self) -> Dict[str, Any]:
+        """The index's `stats()`, with the shard's number."""
+        info = dict(self.index.stats())
+        info["shard"] = self.shard
+        return info
+
+    def ping(self) -> int:
+        """The shard's number (a liveness check)."""
+        return self.shard
+
+
+@dataclass(frozen=True)
+class ShardedHit:
+    """One ranked document of a sharded search."""
+
+    id: str
+    """The document's external id."""
+    score: float
+    """The BM25 score, with the whole collection's statistics (a float32's value)."""
+    shard: int
+    """The shard that holds it."""
+    doc: int
+    """Its number in its shard's index."""
+    place: int
+    """Its place in the whole input (ties in score go by it, as in one index)."""
+    title: Optional[str] = None
+    """The stored title (None when the search asked for no fields)."""
+    body: Optional[str] = None
+    """The stored body (None when the search asked for no fields)."""
+
+
+@dataclass(frozen=True)
+class ShardedResult:
+    """A sharded search's answer."""
+
+    total: int
+    """Matches summed over the shards: exact when `exact`, else a lower bound."""
+    exact: bool
+    """Whether `total` is exact (every shard counted exactly)."""
+    hits: List[ShardedHit]
+    """The hits after `offset`, best first."""
+    query: str = ""
+    """The query as parsed, in canonical form."""
+    notes: List[str] = field(default_factory=list)
+    """What the analyzer changed or dropped in the query's words."""
+    stats: Optional[Stats] = None
+    """The summed statistics the shards scored with."""
+
+
+class ShardedIndex:
+    """A sharded index served by one Ray actor per shard, searched through this coordinator.
+
+    `path` is a directory `build_sharded` wrote. `index_options` go to each shard's
+    `apcache.Index` (mode, cache_size, tier_dir, memory_limit, threads, loader), so every
+    shard has its own postings cache and tier. Each actor asks Ray for `num_cpus` CPUs (a
+    fraction lets several shards share a node's cores; their query threads are apcache's,
+    outside the GIL) and takes up to `max_concurrency` calls at once. `timeout_s` bounds
+    each phase's wait for a shard (None: no bound); a shard past it fails the query with
+    `ShardError`, as a dead one does; `open_timeout_s` bounds the wait for every shard to
+    be placed and opened (a cluster without the CPUs asked for never places some). Extra
+    `actor_options` go to Ray (``resources``, ``scheduling_strategy``, ...). Ray must be
+    initialised.
+    """
+
+    def __init__(
+        self,
+        path: PathLike,
+        *,
+        index_options: Optional[Mapping[str, Any]] = None,
+        num_cpus: float = 0.25,
+        max_concurrency: int = 16,
+        timeout_s: Optional[float] = None,
+        open_timeout_s: float = 300.0,
+        actor_options: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        self.layout = Layout.read(path)
+        self.timeout_s = timeout_s
+        options: Dict[str, Any] = {"num_cpus": num_cpus, "max_concurrency": max_concurrency}
+        options.update(actor_options or {})
+        actor = ray.remote(ShardServer)
+        self.actors = [
+            actor.options(**options).remote(str(directory), i, dict(index_options or {}))
+            for i, directory in enumerate(self.layout.dirs)
+        ]
+        # Every shard opened (or the first failure, as ShardError) before the first query.
+        self._gather([a.ping.remote() for a in self.actors], "open", open_timeout_s)
+
+    @property
+    def shards(self) -> int:
+        """The number of shards."""
+        return len(self.actors)
+
+    def __len__(self) -> int:
+        return sum(self.layout.documents)
+
+    def __repr__(self) -> str:
+        return f"ShardedIndex({str(self.layout.path)!r}, shards={self.shards}, documents={len(self)})"
+
+    def _gather(
+        self, refs: Sequence["ray.ObjectRef[T]"], phase: str, timeout_s: Optional[float] = None
+    ) -> List[T]:
+        """Every shard's answer in shard order, or ShardError naming each shard that failed.
+        An apcache error a shard raised (a query that does not parse) is raised as itself."""
+        answers: List[Any] = []
+        failed: List[Tuple[int, str]] = []
+        timeout_s = self.timeout_s if timeout_s is None else timeout_s
+        for shard, ref in enumerate(refs):
+            try:
+                answers.append(ray.get(ref, timeout=timeout_s))
+            except RayTaskError as error:
+                cause = getattr(error, "cause", None)
+                if isinstance(cause, ApcacheError):
+                    raise cause from None
+                failed.append((shard, str(error).splitlines()[0] if str(error) else repr(error)))
+            except GetTimeoutError:
+                ray.cancel(ref)
+                failed.append((shard, f"no answer within {timeout_s} s"))
+            except RayError as error:
+                text = str(error).strip().splitlines()
+                failed.append((shard, f"{type(error).__name__}: {text[0] if text else ''}"))
+        if failed:
+            names = ", ".join(
+                f"shard {shard} ({self.layout.dirs[shard]}): {why}" for shard, why in failed
+            )
+            raise ShardError(
+                f"{len(failed)} of {self.shards} shards failed in the {phase} phase, so the "
+                f"answer would be partial and none is given: {names}",
+                [shard for shard, _ in failed],
+                phase,
+            )
+        return answers
+
+    def collection_stats(self, query: str, *, default_op: str = "or") -> Stats:
+        """The whole collection's statistics for `query` (phase 1: every shard's, summed)."""
+        return self._prepare(query, default_op)[0]
+
+    def _prepare(self, query: str, default_op: str) -> Tuple[Stats, str, List[str]]:
+        parts = self._gather([a.prepare.remote(query, default_op) for a in self.actors], "statistics")
+        return add_stats([p[0] for p in parts]), parts[0][1], parts[0][2]
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        offset: int = 0,
+        count: bool = False,
+        default_op: str = "or",
+        fields: bool = True,
+    ) -> ShardedResult:
+        """The best `k` documents for `query` after the first `offset`, best first, with
+        scores equal to one index's of every shard's documents; `count` counts every match
+        exactly (else `total` may be a lower bound). Query syntax as `apcache.Index.search`
+        (Lucene's classic). QueryError if it does not parse, ShardError if a shard fails."""
+        if k < 0 or offset < 0:
+            raise ValueError("k and offset are at least 0")
+        stats, canonical, notes = self._prepare(query, default_op)
+        want = offset + k
+        answers = self._gather(
+            [a.search.remote(query, want, count, stats, default_op, fields) for a in self.actors],
+            "search",
+        )
+        total = sum(a[0] for a in answers)
+        exact = all(a[1] for a in answers)
+        ranked = heapq.nsmallest(
+            want,
+            ((hit, shard) for shard, answer in enumerate(answers) for hit in answer[2]),
+            key=lambda pair: (-pair[0][0], pair[0][1]),
+        )
+        hits = [_hit(hit, shard) for hit, shard in ranked[offset:]]
+        return ShardedResult(total, exact, hits, canonical, list(notes), stats)
+
+    def count(self, query: str, *, default_op: str = "or") -> int:
+        """The exact number of documents matching `query`: every shard's count, summed (one
+        phase: counting needs no statistics)."""
+        return sum(
+            self._gather([a.count.remote(query, default_op) for a in self.actors], "count")
+        )
+
+    def first_documents(self, n: int, *, offset: int = 0, fields: bool = True) -> List[ShardedHit]:
+        """Documents `offset` to `offset + n` in input order, each with score 1 (what an
+        Elasticsearch match_all lists)."""
+        answers = self._gather(
+            [a.first_documents.remote(offset + n, fields) for a in self.actors], "match_all"
+        )
+        ranked = heapq.nsmallest(
+            offset + n,
+            ((hit, shard) for shard, answer in enumerate(answers) for hit in answer),
+            key=lambda pair: pair[0][1],
+        )
+        return [_hit(hit, shard) for hit, shard in ranked[offset:]]
+
+    def document(self, doc_id: str) -> Optional[Dict[str, Any]]:
+        """The stored document with external id `doc_id` (id, doc, title, body), or None;
+        asked of the one shard its id hashes to."""
+        shard = shard_of(doc_id, self.shards)
+        return self._call_one(shard, lambda a: a.document.remote(doc_id), "document")
+
+    def shard_stats(self) -> List[Dict[str, Any]]:
+        """Every shard's `apcache.Index.stats()`, in shard order."""
+        return self._gather([a.info.remote() for a in self.actors], "stats")
+
+    def _call_one(self, shard: int, call: Callable[[Any], "ray.ObjectRef[T]"], phase: str) -> T:
+        refs: List[Any] = [None] * self.shards
+        refs[shard] = call(self.actors[shard])
+        try:
+            return ray.get(refs[shard], timeout=self.timeout_s)
+        except RayTaskError as error:
+            cause = getattr(error, "cause", None)
+            if isinstance(cause, ApcacheError):
+                raise cause from None
+            raise ShardError(f"shard {shard} failed in the {phase} phase: {error}", [shard], phase) from None
+        except RayError as error:
+            raise ShardError(
+                f"shard {shard} ({self.layout.dirs[shard]}) failed in the {phase} phase: "
+                f"{type(error).__name__}",
+                [shard],
+                phase,
+            ) from None
+
+    def close(self) -> None:
+        """Stops every shard's actor."""
+        for actor in self.actors:
+            ray.kill(actor)
+        self.actors = []
+
+    def __enter__(self) -> "ShardedIndex":
+        return self
+
+    def __exit__(self, *args: object) -> bool:
+        self.close()
+        return False
+
+
+def _hit(wire: _WireHit, shard: int) -> ShardedHit:
+    score, place, doc_id, doc, title, body = wire
+    return ShardedHit(doc_id, score, shard, doc, place, title, body)
