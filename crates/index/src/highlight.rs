@@ -137,8 +137,12 @@ impl Highlighter {
         let size = options.fragment_size.max(1);
         let mut candidates: Vec<(usize, Range<usize>)> = Vec::new();
         let mut next = 0;
+        let mut previous_end = 0;
         while next < marks.len() {
-            let start = word_start(text, back_chars(text, marks[next].start, size / 4));
+            // Fragments never overlap: one starts where the one before ended, at the latest.
+            let start = word_start(text, back_chars(text, marks[next].start, size / 4))
+                .max(previous_end)
+                .min(marks[next].start);
             let end = word_end(text, forward_chars(text, start, size)).max(marks[next].end);
             let inside: Vec<&Range<usize>> =
                 marks[next..].iter().take_while(|m| m.end <= end).collect();
@@ -147,6 +151,7 @@ impl Highlighter {
                 .map(|m| text[m.start..m.end].to_lowercase())
                 .collect();
             next += inside.len().max(1);
+            previous_end = end;
             candidates.push((distinct.len(), start..end));
         }
         // The best fragments (most distinct words, then earliest), returned in text order.

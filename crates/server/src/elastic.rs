@@ -22,6 +22,7 @@ use serde_json::{json, Map, Value};
 use crate::api_error::ApiError;
 use crate::app::{body_bytes, json_body, Shared};
 use crate::catalog::ServedIndex;
+use crate::highlight_request::HighlightRequest;
 use crate::native::{bool_param, count_param, default_operator};
 use crate::search::{self, SearchParams};
 
@@ -105,6 +106,8 @@ struct SearchBody {
     track_total_hits: Option<Value>,
     #[serde(default, rename = "_source")]
     source: Option<Value>,
+    #[serde(default)]
+    highlight: Option<Value>,
 }
 
 /// What a request's query becomes: query text in the query language, or every document.
@@ -236,6 +239,7 @@ struct Request {
     size: usize,
     exact_total: bool,
     source: SourceFields,
+    highlight: Option<HighlightRequest>,
 }
 
 fn parse_request(
@@ -284,12 +288,18 @@ fn parse_request(
         },
         (None, None) => SourceFields::ALL,
     };
+    let highlight = body
+        .highlight
+        .as_ref()
+        .map(HighlightRequest::parse)
+        .transpose()?;
     Ok(Request {
         wanted,
         from,
         size,
         exact_total,
         source,
+        highlight,
     })
 }
 
@@ -329,13 +339,18 @@ pub async fn search(
                     offset: request.from,
                     count: request.exact_total,
                     default_operator,
-                    fetch: request.source.any(),
+                    fetch: request.source.any() || request.highlight.is_some(),
                 };
                 let outcome = search::run(index, &params, &state.config, arrived).await?;
                 let hits = outcome
                     .hits
                     .into_iter()
-                    .map(|hit| (hit.id(), hit.score, hit.title, hit.body))
+                    .map(|hit| {
+                        let marked = request.highlight.as_ref().map(|h| {
+                            h.of_hit(&outcome.parsed, &index.analyzer, &hit.title, &hit.body)
+                        });
+                        (hit.id(), hit.score, hit.title, hit.body, marked)
+                    })
                     .collect();
                 (outcome.total, outcome.exact, hits)
             }
@@ -343,10 +358,13 @@ pub async fn search(
         let max_score = hits.first().map(|h| h.1);
         let hits: Vec<Value> = hits
             .into_iter()
-            .map(|(id, score, title, body)| {
+            .map(|(id, score, title, body, marked)| {
                 let mut hit = json!({"_index": index.name, "_id": id, "_score": score});
                 if request.source.any() {
                     hit["_source"] = source_of(request.source, title, body);
+                }
+                if let Some(marked) = marked {
+                    hit["highlight"] = marked;
                 }
                 hit
             })
@@ -368,7 +386,8 @@ pub async fn search(
     answer.await.unwrap_or_else(IntoResponse::into_response)
 }
 
-type Hits = Vec<(String, f32, String, String)>;
+/// Hits as (id, score, title, body, highlight).
+type Hits = Vec<(String, f32, String, String, Option<Value>)>;
 
 /// `match_all`: every document, score 1, in id order.
 fn match_all(index: &ServedIndex, request: &Request) -> Result<(u64, bool, Hits), ApiError> {
@@ -385,7 +404,7 @@ fn match_all(index: &ServedIndex, request: &Request) -> Result<(u64, bool, Hits)
         } else {
             (String::new(), String::new())
         };
-        hits.push((doc.to_string(), 1.0, title, body));
+        hits.push((doc.to_string(), 1.0, title, body, None));
     }
     Ok((index.docs, true, hits))
 }

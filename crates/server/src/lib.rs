@@ -22,6 +22,7 @@ mod app;
 mod catalog;
 mod config;
 pub mod elastic;
+mod highlight_request;
 pub mod metrics;
 pub mod native;
 mod search;

@@ -19,6 +19,8 @@ use crate::catalog::ServedIndex;
 use crate::search::{self, SearchParams};
 use apcache_index::segment::snippet;
 
+use crate::highlight_request::HighlightRequest;
+
 /// Characters of body text in a hit's snippet.
 const SNIPPET_CHARS: usize = 200;
 
@@ -121,6 +123,8 @@ struct SearchBody {
     count: bool,
     #[serde(default)]
     default_operator: Option<String>,
+    #[serde(default)]
+    highlight: bool,
 }
 
 fn ten() -> usize {
@@ -137,7 +141,10 @@ pub async fn search_get(
     let answer = async {
         let index = index(&state, &name)?;
         let params = params_from_query(&query)?;
-        respond(&state, index, params, arrived).await
+        let highlight = query
+            .get("highlight")
+            .map_or(Ok(false), |v| bool_param("highlight", v))?;
+        respond(&state, index, params, highlight, arrived).await
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
 }
@@ -165,7 +172,7 @@ pub async fn search_post(
             },
             fetch: true,
         };
-        respond(&state, index, params, arrived).await
+        respond(&state, index, params, body.highlight, arrived).await
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
 }
@@ -174,19 +181,27 @@ async fn respond(
     state: &Shared,
     index: &std::sync::Arc<ServedIndex>,
     params: SearchParams,
+    highlight: bool,
     arrived: Instant,
 ) -> Result<Response, ApiError> {
     let outcome = search::run(index, &params, &state.config, arrived).await?;
+    let highlight = highlight.then(HighlightRequest::body);
     let hits: Vec<Value> = outcome
         .hits
         .iter()
         .map(|hit| {
-            json!({
+            let mut json = json!({
                 "id": hit.id(),
                 "score": hit.score,
                 "title": hit.title,
                 "snippet": snippet(&hit.body, SNIPPET_CHARS),
-            })
+            });
+            if let Some(request) = &highlight {
+                let marked =
+                    request.of_hit(&outcome.parsed, &index.analyzer, &hit.title, &hit.body);
+                json["highlight"] = marked.get("body").cloned().unwrap_or_else(|| json!([]));
+            }
+            json
         })
         .collect();
     let mut body = json!({

@@ -58,6 +58,8 @@ impl SearchHit {
 pub struct SearchOutcome {
     /// The query as parsed, in canonical form.
     pub query: String,
+    /// The query as parsed (what highlighting marks).
+    pub parsed: Query,
     /// Matches: exact, or a lower bound when pruning skipped documents.
     pub total: u64,
     /// Whether `total` is exact.
@@ -178,6 +180,7 @@ pub async fn run(
     check_window(params.offset, params.k, config)?;
     let (query, notes) = parse(index, params, config)?;
     let canonical = query.to_string();
+    let parsed = query.clone();
     let deadline = arrived + config.timeout;
     let request = LiveRequest {
         query,
@@ -240,6 +243,7 @@ pub async fn run(
     let (total, exact, hits) = answer?;
     Ok(SearchOutcome {
         query: canonical,
+        parsed,
         total,
         exact,
         took: arrived.elapsed(),

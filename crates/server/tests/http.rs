@@ -400,3 +400,52 @@ fn a_closed_connection_cancels_its_query() {
     assert_eq!(metric(addr, "apcache_queries_total"), 0.0);
     scenario.teardown();
 }
+
+/// Phrases run, and both APIs mark where the query matched: the native API's `highlight`
+/// and Elasticsearch's `highlight.fields`, with its tags and fragment options.
+#[test]
+fn phrases_search_and_highlights_mark_the_matches() {
+    let server = start(1, 8, Duration::from_secs(10));
+    let addr = server.addr;
+    let native = get(
+        addr,
+        "/indexes/sample/search?q=%22united%20states%22&k=3&highlight=true",
+    );
+    assert_eq!(native.status, 200, "{}", native.body);
+    let native = native.json();
+    let hits = native["hits"].as_array().unwrap();
+    assert!(!hits.is_empty(), "{native}");
+    for hit in hits {
+        let fragments = hit["highlight"].as_array().unwrap();
+        let text = fragments
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect::<String>();
+        assert!(
+            text.to_lowercase()
+                .contains("<em>united</em> <em>states</em>"),
+            "{text}"
+        );
+    }
+    let body = br#"{"query": {"query_string": {"query": "\"united states\" river"}}, "size": 2,
+        "highlight": {"pre_tags": ["[["], "post_tags": ["]]"], "fragment_size": 40,
+                      "number_of_fragments": 2, "fields": {"body": {}, "title": {}}}}"#;
+    let es = send(addr, "POST", "/sample/_search", body);
+    assert_eq!(es.status, 200, "{}", es.body);
+    let es = es.json();
+    for hit in es["hits"]["hits"].as_array().unwrap() {
+        let body = hit["highlight"]["body"].as_array().unwrap();
+        assert!(body.len() <= 2, "{hit}");
+        assert!(
+            body.iter().all(|f| f.as_str().unwrap().contains("[[")),
+            "{hit}"
+        );
+    }
+    let bad = send(
+        addr,
+        "POST",
+        "/sample/_search",
+        br#"{"query": {"match_all": {}}, "highlight": {"fields": {"abstract": {}}}}"#,
+    );
+    assert_eq!(bad.status, 400, "{}", bad.body);
+}

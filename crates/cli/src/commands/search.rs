@@ -1,6 +1,7 @@
 //! `apcache search`: run one query and show the ranked results, or a file of TREC topics
 //! (`--topics`, in `topic_run.rs`) and write a run.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -8,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use apcache_cli::options::{QueryArgs, ServingArgs};
 use apcache_index::external_ids::{ExternalIds, LoadedIds};
+use apcache_index::highlight::{HighlightOptions, Highlighter};
 use apcache_index::plain_query::plain_query;
 use apcache_index::query::{parse_query_with_notes, Query};
 use apcache_index::search::{IndexReader, SearchOptions, SearchResult, Searcher};
@@ -46,6 +48,10 @@ pub struct SearchArgs {
     /// `--result-cache-size`, the runs after the first are answered from the result cache.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
+    /// Show where the query's words matched: fragments of each hit's body with them marked
+    /// (bold on a terminal, `<em>...</em>` otherwise and in JSON), instead of its start.
+    #[arg(long)]
+    highlight: bool,
     /// Print JSON (with --topics, one object per topic, a line each).
     #[arg(long)]
     pub(super) json: bool,
@@ -272,10 +278,48 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         }
     };
     let took = started.elapsed();
+    let mut hits = hits;
+    let mut highlights: Vec<Option<Vec<String>>> = vec![None; hits.len()];
+    if args.highlight {
+        let reader = IndexReader::open(&args.dir)
+            .with_context(|| format!("cannot open the index in {}", args.dir.display()))?;
+        let terminal = !args.json && std::io::stdout().is_terminal();
+        let options = HighlightOptions {
+            pre_tag: if terminal { "\x1b[1m" } else { "<em>" }.into(),
+            post_tag: if terminal { "\x1b[0m" } else { "</em>" }.into(),
+            fragment_size: 80,
+            number_of_fragments: 2,
+        };
+        let highlighter = Highlighter::new(&query);
+        let analyzer = reader.analyzer();
+        for (hit, shown) in hits.iter_mut().zip(&mut highlights) {
+            let body = match reader.locate(hit.doc) {
+                Some((segment, local)) => {
+                    segment
+                        .stored(local)
+                        .with_context(|| format!("cannot read stored document {}", hit.doc))?
+                        .body
+                }
+                None => String::new(),
+            };
+            let fragments = highlighter.fragments(&body, &analyzer, &options);
+            if !fragments.is_empty() {
+                hit.snippet = fragments.join(" … ");
+            }
+            *shown = Some(fragments);
+        }
+    }
     if args.json {
         let hits: Vec<_> = hits
             .iter()
-            .map(|h| json!({"id": shown_id(ids.as_ref(), h.doc), "score": h.score, "title": h.title, "snippet": h.snippet}))
+            .zip(&highlights)
+            .map(|(h, highlight)| {
+                let mut hit = json!({"id": shown_id(ids.as_ref(), h.doc), "score": h.score, "title": h.title, "snippet": h.snippet});
+                if let Some(fragments) = highlight {
+                    hit["highlight"] = json!({"body": fragments});
+                }
+                hit
+            })
             .collect();
         println!(
             "{}",
