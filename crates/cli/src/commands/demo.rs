@@ -21,12 +21,13 @@ use super::search::{print_hits, shown_hits};
 use super::serve::{open_catalog, serve_catalog, server_config, ServeArgs};
 
 /// Searches the demo runs before serving: a conjunction, a disjunction, a single term, an
-/// exclusion.
-const QUERIES: [&str; 4] = [
+/// exclusion, a phrase.
+const QUERIES: [&str; 5] = [
     "+river +valley",
     "quantum physics",
     "symphony",
     "football -american",
+    "\"united states\" navy",
 ];
 
 /// Options of `apcache demo`.
