@@ -204,6 +204,9 @@ class SearchFront:
             return ApiError("search_phase_execution_exception", str(error)).response()
         except ApcacheError as error:
             return ApiError("internal_server_error", str(error)).response()
+        except (ValueError, TypeError, KeyError) as error:
+            # A body field of the wrong type (a text where a number belongs, ...).
+            return ApiError("parse_exception", f"the request is not valid: {error}").response()
 
     async def _route(self, request: Request) -> Response:
         parts = [unquote(p) for p in request.url.path.strip("/").split("/") if p]
