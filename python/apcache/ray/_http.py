@@ -430,8 +430,8 @@ def _json_body(body: bytes) -> Dict[str, Any]:
 
 
 SearchDeployment = serve.deployment(
-    SearchFront, name="apcache-sharded", ray_actor_options={"num_cpus": 0}, max_ongoing_requests=64
-)
+    name="apcache-sharded", ray_actor_options={"num_cpus": 0}, max_ongoing_requests=64
+)(SearchFront)
 """`SearchFront` as a Ray Serve deployment."""
 
 

@@ -196,7 +196,8 @@ class ShardedIndex:
         options: Dict[str, Any] = {"num_cpus": num_cpus, "max_concurrency": max_concurrency}
         options.update(actor_options or {})
         actor = ray.remote(ShardServer)
-        self.actors = [
+        # Ray's handles (typed loosely: their methods' `.remote` is made at run time).
+        self.actors: List[Any] = [
             actor.options(**options).remote(str(directory), i, dict(index_options or {}))
             for i, directory in enumerate(self.layout.dirs)
         ]
@@ -345,9 +346,8 @@ class ShardedIndex:
     def __enter__(self) -> "ShardedIndex":
         return self
 
-    def __exit__(self, *args: object) -> bool:
+    def __exit__(self, *args: object) -> None:
         self.close()
-        return False
 
 
 def _hit(wire: _WireHit, shard: int) -> ShardedHit:
