@@ -46,19 +46,9 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut encoded = Vec::new();
     encode_term_positions(&freqs, &positions, &mut encoded).expect("sound input");
-    let term = TermPositions::new(&encoded, freqs.len() as u32);
     let mut read = Vec::new();
-    for (b, block_freqs) in freqs.chunks(BLOCK_LEN).enumerate() {
-        reader.reset();
-        let block = term.block(b).expect("sound block");
-        let total: usize = block_freqs.iter().map(|&f| f as usize).sum();
-        let mut first = 0;
-        for &f in block_freqs {
-            reader
-                .read(block, total, first, f as usize, &mut read)
-                .expect("sound read");
-            first += f as usize;
-        }
-    }
+    TermPositions::new(&encoded, freqs.len() as u32)
+        .read_all(&freqs, &mut read)
+        .expect("sound read");
     assert_eq!(read, positions);
 });

@@ -126,6 +126,23 @@ impl<'a> TermPositions<'a> {
         (self.doc_freq as usize).div_ceil(BLOCK_LEN)
     }
 
+    /// Appends every posting's positions to `out`, `freqs[i]` for posting `i` (the term's
+    /// whole list of frequencies).
+    pub fn read_all(&self, freqs: &[u32], out: &mut Vec<u32>) -> Result<(), PositionsError> {
+        let mut reader = BlockPositionsReader::default();
+        for (b, block_freqs) in freqs.chunks(BLOCK_LEN).enumerate() {
+            reader.reset();
+            let block = self.block(b)?;
+            let total = block_freqs.iter().map(|&f| f as usize).sum();
+            let mut first = 0;
+            for &f in block_freqs {
+                reader.read(block, total, first, f as usize, out)?;
+                first += f as usize;
+            }
+        }
+        Ok(())
+    }
+
     /// The bytes of posting block `block`.
     pub fn block(&self, block: usize) -> Result<&'a [u8], PositionsError> {
         let blocks = self.blocks();
@@ -239,24 +256,12 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Every document's positions read back, one document at a time, in a given order of
-    /// blocks.
+    /// Every document's positions read back, one document at a time.
     fn read_all(bytes: &[u8], freqs: &[u32]) -> Vec<u32> {
-        let term = TermPositions::new(bytes, freqs.len() as u32);
-        let mut reader = BlockPositionsReader::default();
         let mut out = Vec::new();
-        for (b, block_freqs) in freqs.chunks(BLOCK_LEN).enumerate() {
-            reader.reset();
-            let block = term.block(b).expect("block");
-            let total: usize = block_freqs.iter().map(|&f| f as usize).sum();
-            let mut first = 0;
-            for &f in block_freqs {
-                reader
-                    .read(block, total, first, f as usize, &mut out)
-                    .expect("read");
-                first += f as usize;
-            }
-        }
+        TermPositions::new(bytes, freqs.len() as u32)
+            .read_all(freqs, &mut out)
+            .expect("read");
         out
     }
 

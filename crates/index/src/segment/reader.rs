@@ -14,8 +14,7 @@ use super::verified_terms::{Verified, VerifiedTerms};
 use super::{DirectPostings, DocLengths, SegmentMeta, StoredDocument};
 use crate::format::term_checksums::meta_checksum;
 use crate::format::{
-    BlockPositionsReader, FileKind, FramedFile, SkipEntry, TermChecksums, TermInfo, TermPositions,
-    HEADER_LEN,
+    FileKind, FramedFile, SkipEntry, TermChecksums, TermInfo, TermPositions, HEADER_LEN,
 };
 use crate::search::TermEntry;
 use crate::IndexError;
@@ -280,23 +279,10 @@ impl SegmentReader {
         out: &mut Vec<u32>,
     ) -> Result<(), IndexError> {
         out.clear();
-        let region = self.verified_positions(entry)?;
-        let mut reader = BlockPositionsReader::default();
         let file = self.file_name(FileKind::Positions);
-        for (b, block_freqs) in freqs.chunks(BLOCK_LEN).enumerate() {
-            reader.reset();
-            let bytes = region
-                .block(b)
-                .map_err(|e| IndexError::corrupt(file, e.to_string()))?;
-            let total = block_freqs.iter().map(|&f| f as usize).sum();
-            let mut first = 0;
-            for &f in block_freqs {
-                reader
-                    .read(bytes, total, first, f as usize, out)
-                    .map_err(|e| IndexError::corrupt(file, e.to_string()))?;
-                first += f as usize;
-            }
-        }
+        self.verified_positions(entry)?
+            .read_all(freqs, out)
+            .map_err(|e| IndexError::corrupt(file, e.to_string()))?;
         Ok(())
     }
 
