@@ -171,7 +171,7 @@ def main() -> None:
             figures[f"{name}_qps_c{clients}"] = round(throughput(run, texts, clients, args.rounds), 1)
 
     # The bytes of each phase, per shard and query, as Ray pickles them.
-    sizes: Dict[str, List[int]] = {k: [] for k in ("p1_request", "p1_reply", "p2_request", "p2_reply", "p2_reply_fields")}
+    sizes: Dict[str, List[int]] = {k: [] for k in ("p1_request", "p1_reply", "p2_request", "p2_reply", "p3_request", "p3_reply")}
     shard0 = ar.ShardServer(str(layout.dirs[0]), 0, {"threads": 1})
     for text in texts:
         stats, canonical, notes = shard0.prepare(text, "or")
@@ -179,8 +179,13 @@ def main() -> None:
         sizes["p1_request"].append(len(pickle.dumps((text, "or"))))
         sizes["p1_reply"].append(len(pickle.dumps((stats, canonical, notes))))
         sizes["p2_request"].append(len(pickle.dumps((text, 10, False, whole, "or", False))))
-        sizes["p2_reply"].append(len(pickle.dumps(shard0.search(text, 10, False, whole, "or", False))))
-        sizes["p2_reply_fields"].append(len(pickle.dumps(shard0.search(text, 10, False, whole, "or", True))))
+        answer = shard0.search(text, 10, False, whole, "or", False)
+        sizes["p2_reply"].append(len(pickle.dumps(answer)))
+        # Phase 3 as if all ten final hits were this shard's (the most one shard sends).
+        docs = [hit[3] for hit in answer[2]]
+        if docs:
+            sizes["p3_request"].append(len(pickle.dumps(docs)))
+            sizes["p3_reply"].append(len(pickle.dumps(shard0.fetch(docs))))
     for key, values in sizes.items():
         figures[f"{key}_bytes_mean"] = round(statistics.mean(values))
         figures[f"{key}_bytes_max"] = max(values)

@@ -8,6 +8,9 @@ query to every shard and gathers an exact global answer in two phases.
    index of every shard's documents gives, bit for bit; the coordinator merges the top k by
    score, ties by the documents' place in the input (as one index breaks them), and adds the
    counts.
+3. Fetch (only when stored fields are asked for): the shards that hold one of the final k
+   hits return those documents' title and body, so k documents cross the network, not k per
+   shard (Elasticsearch's query-then-fetch).
 
 A shard that fails (its actor died, or it did not answer within the timeout) fails the whole
 query with `ShardError`, naming the shard: never a silently shorter answer.
@@ -16,7 +19,7 @@ query with `ShardError`, naming the shard: never a silently shorter answer.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
@@ -99,6 +102,14 @@ class ShardServer:
     def count(self, query: str, default_op: str) -> int:
         """The shard's exact number of matches of `query`."""
         return self.index.count(query, default_op=default_op)
+
+    def fetch(self, docs: List[int]) -> List[Tuple[str, str]]:
+        """Phase 3: the stored (title, body) of these documents (the shard's numbers)."""
+        out = []
+        for doc in docs:
+            stored = self.index.doc(doc)
+            out.append((stored["title"], stored["body"]))
+        return out
 
     def first_documents(self, n: int, fields: bool) -> List[_WireHit]:
         """The shard's first `n` documents in input order (what match_all lists)."""
@@ -220,10 +231,20 @@ class ShardedIndex:
     ) -> List[T]:
         """Every shard's answer in shard order, or ShardError naming each shard that failed.
         An apcache error a shard raised (a query that does not parse) is raised as itself."""
+        return self._gather_some(range(len(refs)), refs, phase, timeout_s)
+
+    def _gather_some(
+        self,
+        shards: Sequence[int],
+        refs: Sequence["ray.ObjectRef[T]"],
+        phase: str,
+        timeout_s: Optional[float] = None,
+    ) -> List[T]:
+        """The answers of `shards` (their calls `refs`), in that order, or ShardError."""
         answers: List[Any] = []
         failed: List[Tuple[int, str]] = []
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
-        for shard, ref in enumerate(refs):
+        for shard, ref in zip(shards, refs):
             try:
                 answers.append(ray.get(ref, timeout=timeout_s))
             except RayTaskError as error:
@@ -276,7 +297,7 @@ class ShardedIndex:
         stats, canonical, notes = self._prepare(query, default_op)
         want = offset + k
         answers = self._gather(
-            [a.search.remote(query, want, count, stats, default_op, fields) for a in self.actors],
+            [a.search.remote(query, want, count, stats, default_op, False) for a in self.actors],
             "search",
         )
         total = sum(a[0] for a in answers)
@@ -287,7 +308,27 @@ class ShardedIndex:
             key=lambda pair: (-pair[0][0], pair[0][1]),
         )
         hits = [_hit(hit, shard) for hit, shard in ranked[offset:]]
+        if fields and hits:
+            hits = self._fetch(hits)
         return ShardedResult(total, exact, hits, canonical, list(notes), stats)
+
+    def _fetch(self, hits: List[ShardedHit]) -> List[ShardedHit]:
+        """`hits` with their stored fields, asked of the shards that hold them (phase 3)."""
+        wanted: Dict[int, List[int]] = {}
+        for hit in hits:
+            wanted.setdefault(hit.shard, []).append(hit.doc)
+        shards = sorted(wanted)
+        refs = [self.actors[shard].fetch.remote(wanted[shard]) for shard in shards]
+        fetched = self._gather_some(shards, refs, "fetch")
+        stored = {
+            (shard, doc): fields
+            for shard, shard_fields in zip(shards, fetched)
+            for doc, fields in zip(wanted[shard], shard_fields)
+        }
+        return [
+            replace(hit, title=stored[hit.shard, hit.doc][0], body=stored[hit.shard, hit.doc][1])
+            for hit in hits
+        ]
 
     def count(self, query: str, *, default_op: str = "or") -> int:
         """The exact number of documents matching `query`: every shard's count, summed (one
