@@ -7,6 +7,7 @@ disjunctions, phrases; the search-benchmark-game's unions, intersections and phr
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
@@ -234,6 +235,16 @@ def test_a_dead_shard_fails_the_query_by_name(sharded_paths: Dict[int, Path]) ->
         index.search("river")
     with pytest.raises(ar.ShardError, match="shard 2"):
         index.count("river")
+    # Over HTTP: a 503 naming the shard (the front's handler, called without Serve).
+    from starlette.requests import Request
+
+    from apcache.ray._http import SearchFront
+
+    scope = {"type": "http", "method": "GET", "path": "/indexes/wiki/search", "query_string": b"q=river", "headers": []}
+    response = asyncio.run(SearchFront("wiki", index)(Request(scope)))
+    body = json.loads(response.body)
+    assert response.status_code == 503
+    assert body["error"]["type"] == "search_phase_execution_exception" and "shard 2" in body["error"]["reason"]
     index.close()
 
 
