@@ -248,6 +248,41 @@ def test_a_dead_shard_fails_the_query_by_name(sharded_paths: Dict[int, Path]) ->
     index.close()
 
 
+def test_a_replica_takes_over_a_dead_one(sharded_paths: Dict[int, Path], single: apcache.Index) -> None:
+    index = ar.ShardedIndex(sharded_paths[4], index_options={"threads": 1}, replicas=2, num_cpus=0.1)
+    expected = [(h.id, h.score) for h in single.search("river valley", k=10, fields=False)]
+    errors: List[BaseException] = []
+    answered = threading.Event()
+    stop = threading.Event()
+
+    def load() -> None:
+        try:
+            while not stop.is_set():
+                result = index.search("river valley", k=10, count=True, fields=False)
+                assert [(h.id, h.score) for h in result.hits] == expected
+                answered.set()
+        except BaseException as error:  # noqa: BLE001 - the test looks at what it was
+            errors.append(error)
+
+    worker = threading.Thread(target=load)
+    worker.start()
+    assert answered.wait(60)
+    ray.kill(index.replicas[2][0])
+    time.sleep(1.0)
+    stop.set()
+    worker.join(60)
+    assert errors == []
+    for query in QUERIES[:10]:
+        assert [h.id for h in index.search(query, fields=False).hits] == [
+            h.id for h in single.search(query, fields=False)
+        ]
+    ray.kill(index.replicas[2][1])
+    with pytest.raises(ar.ShardError, match="shard 2") as raised:
+        index.search("river")
+    assert raised.value.shards == [2]
+    index.close()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -12,8 +12,10 @@ query to every shard and gathers an exact global answer in two phases.
    hits return those documents' title and body, so k documents cross the network, not k per
    shard (Elasticsearch's query-then-fetch).
 
-A shard that fails (its actor died, or it did not answer within the timeout) fails the whole
-query with `ShardError`, naming the shard: never a silently shorter answer.
+A shard may have several replicas (actors over the same shard directory); a replica that
+fails is retried on another. A shard none of whose replicas answers (its actors died, or
+did not answer within the timeout) fails the whole query with `ShardError`, naming the
+shard: never a silently shorter answer.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar
 
 import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
@@ -176,19 +178,27 @@ class ShardedResult:
     """The summed statistics the shards scored with."""
 
 
+Call = Callable[[Any, int], "ray.ObjectRef[Any]"]
+"""A call to one shard: (its actor's handle, the shard's number) to the call's reference."""
+
+
 class ShardedIndex:
-    """A sharded index served by one Ray actor per shard, searched through this coordinator.
+    """A sharded index served by Ray actors, `replicas` a shard, searched through this
+    coordinator.
 
     `path` is a directory `build_sharded` wrote. `index_options` go to each shard's
     `apcache.Index` (mode, cache_size, tier_dir, memory_limit, threads, loader), so every
     shard has its own postings cache and tier. Each actor asks Ray for `num_cpus` CPUs (a
     fraction lets several shards share a node's cores; their query threads are apcache's,
-    outside the GIL) and takes up to `max_concurrency` calls at once. `timeout_s` bounds
-    each phase's wait for a shard (None: no bound); a shard past it fails the query with
-    `ShardError`, as a dead one does; `open_timeout_s` bounds the wait for every shard to
-    be placed and opened (a cluster without the CPUs asked for never places some). Extra
-    `actor_options` go to Ray (``resources``, ``scheduling_strategy``, ...). Ray must be
-    initialised.
+    outside the GIL) and takes up to `max_concurrency` calls at once. With `replicas` above
+    1, each call goes to one replica of each shard in turn, and a replica that fails (its
+    actor died, or it ran past the timeout) is retried on the next; a dead replica is left
+    out from then on; replicas are spread over the nodes (Ray's ``SPREAD`` strategy) unless
+    `actor_options` says otherwise. A shard none of whose replicas answers fails the query
+    with `ShardError`. `timeout_s` bounds each wait for a shard (None: no bound);
+    `open_timeout_s` bounds the wait for every actor to be placed and opened (a cluster
+    without the CPUs asked for never places some). Extra `actor_options` go to Ray
+    (``resources``, ``scheduling_strategy``, ...). Ray must be initialised.
     """
 
     def __init__(
@@ -196,68 +206,121 @@ class ShardedIndex:
         path: PathLike,
         *,
         index_options: Optional[Mapping[str, Any]] = None,
+        replicas: int = 1,
         num_cpus: float = 0.25,
         max_concurrency: int = 16,
         timeout_s: Optional[float] = None,
         open_timeout_s: float = 300.0,
         actor_options: Optional[Mapping[str, Any]] = None,
     ) -> None:
+        if replicas < 1:
+            raise ValueError("replicas must be at least 1")
         self.layout = Layout.read(path)
         self.timeout_s = timeout_s
         options: Dict[str, Any] = {"num_cpus": num_cpus, "max_concurrency": max_concurrency}
+        if replicas > 1:
+            options["scheduling_strategy"] = "SPREAD"
         options.update(actor_options or {})
         actor = ray.remote(ShardServer)
-        # Ray's handles (typed loosely: their methods' `.remote` is made at run time).
-        self.actors: List[Any] = [
-            actor.options(**options).remote(str(directory), i, dict(index_options or {}))
+        # Ray's handles by shard, then replica (typed loosely: their methods' `.remote` is
+        # made at run time).
+        self.replicas: List[List[Any]] = [
+            [
+                actor.options(**options).remote(str(directory), i, dict(index_options or {}))
+                for _ in range(replicas)
+            ]
             for i, directory in enumerate(self.layout.dirs)
         ]
-        # Every shard opened (or the first failure, as ShardError) before the first query.
-        self._gather([a.ping.remote() for a in self.actors], "open", open_timeout_s)
+        self._dead: set = set()
+        self._turn = 0
+        # Every replica opened (or the first failure, as ShardError) before the first query.
+        for replica in range(replicas):
+            self._scatter(
+                lambda handle, shard: handle.ping.remote(),
+                "open",
+                timeout_s=open_timeout_s,
+                pinned=replica,
+            )
+
+    @property
+    def actors(self) -> List[Any]:
+        """Each shard's first replica's actor, in shard order."""
+        return [shard[0] for shard in self.replicas]
 
     @property
     def shards(self) -> int:
         """The number of shards."""
-        return len(self.actors)
+        return len(self.replicas)
 
     def __len__(self) -> int:
         return sum(self.layout.documents)
 
     def __repr__(self) -> str:
-        return f"ShardedIndex({str(self.layout.path)!r}, shards={self.shards}, documents={len(self)})"
+        return (
+            f"ShardedIndex({str(self.layout.path)!r}, shards={self.shards}, "
+            f"replicas={len(self.replicas[0]) if self.replicas else 0}, documents={len(self)})"
+        )
 
-    def _gather(
-        self, refs: Sequence["ray.ObjectRef[T]"], phase: str, timeout_s: Optional[float] = None
-    ) -> List[T]:
-        """Every shard's answer in shard order, or ShardError naming each shard that failed.
-        An apcache error a shard raised (a query that does not parse) is raised as itself."""
-        return self._gather_some(range(len(refs)), refs, phase, timeout_s)
+    def _pick(self, shard: int, tried: Set[int]) -> Optional[int]:
+        """The replica of `shard` to ask next: the live ones in turn, none tried before."""
+        live = [
+            r
+            for r in range(len(self.replicas[shard]))
+            if (shard, r) not in self._dead and r not in tried
+        ]
+        if not live:
+            return None
+        self._turn += 1
+        return live[self._turn % len(live)]
 
-    def _gather_some(
+    def _scatter(
         self,
-        shards: Sequence[int],
-        refs: Sequence["ray.ObjectRef[T]"],
+        call: Call,
         phase: str,
+        shards: Optional[Sequence[int]] = None,
         timeout_s: Optional[float] = None,
-    ) -> List[T]:
-        """The answers of `shards` (their calls `refs`), in that order, or ShardError."""
+        pinned: Optional[int] = None,
+    ) -> List[Any]:
+        """`call` on one replica of each of `shards` (default: all) at once; their answers in
+        that order. A replica that fails is retried on another of its shard; a shard with
+        none left fails the whole call with ShardError naming it. An apcache error a shard
+        raised (a query that does not parse) is raised as itself. `pinned` asks that replica
+        of every shard, with no retry (opening)."""
+        shards = list(range(self.shards)) if shards is None else list(shards)
+        timeout_s = self.timeout_s if timeout_s is None else timeout_s
+        chosen: Dict[int, Optional[int]] = {
+            shard: pinned if pinned is not None else self._pick(shard, set()) for shard in shards
+        }
+        refs = {
+            shard: call(self.replicas[shard][r], shard) for shard, r in chosen.items() if r is not None
+        }
         answers: List[Any] = []
         failed: List[Tuple[int, str]] = []
-        timeout_s = self.timeout_s if timeout_s is None else timeout_s
-        for shard, ref in zip(shards, refs):
-            try:
-                answers.append(ray.get(ref, timeout=timeout_s))
-            except RayTaskError as error:
-                cause = getattr(error, "cause", None)
-                if isinstance(cause, ApcacheError):
-                    raise cause from None
-                failed.append((shard, str(error).splitlines()[0] if str(error) else repr(error)))
-            except GetTimeoutError:
-                ray.cancel(ref)
-                failed.append((shard, f"no answer within {timeout_s} s"))
-            except RayError as error:
-                text = str(error).strip().splitlines()
-                failed.append((shard, f"{type(error).__name__}: {text[0] if text else ''}"))
+        for shard in shards:
+            replica, tried = chosen[shard], set()
+            why = "every replica has failed"
+            while replica is not None:
+                try:
+                    answers.append(ray.get(refs[shard], timeout=timeout_s))
+                    break
+                except RayTaskError as error:
+                    cause = getattr(error, "cause", None)
+                    if isinstance(cause, ApcacheError):
+                        raise cause from None
+                    why = str(error).splitlines()[0] if str(error) else repr(error)
+                except GetTimeoutError:
+                    ray.cancel(refs[shard])
+                    why = f"no answer within {timeout_s} s"
+                except RayError as error:
+                    text = str(error).strip().splitlines()
+                    why = f"{type(error).__name__}: {text[0] if text else ''}"
+                    self._dead.add((shard, replica))
+                tried.add(replica)
+                replica = None if pinned is not None else self._pick(shard, tried)
+                if replica is not None:
+                    refs[shard] = call(self.replicas[shard][replica], shard)
+            else:
+                failed.append((shard, why))
         if failed:
             names = ", ".join(
                 f"shard {shard} ({self.layout.dirs[shard]}): {why}" for shard, why in failed
@@ -275,7 +338,7 @@ class ShardedIndex:
         return self._prepare(query, default_op)[0]
 
     def _prepare(self, query: str, default_op: str) -> Tuple[Stats, str, List[str]]:
-        parts = self._gather([a.prepare.remote(query, default_op) for a in self.actors], "statistics")
+        parts = self._scatter(lambda a, _: a.prepare.remote(query, default_op), "statistics")
         return add_stats([p[0] for p in parts]), parts[0][1], parts[0][2]
 
     def search(
@@ -296,9 +359,8 @@ class ShardedIndex:
             raise ValueError("k and offset are at least 0")
         stats, canonical, notes = self._prepare(query, default_op)
         want = offset + k
-        answers = self._gather(
-            [a.search.remote(query, want, count, stats, default_op, False) for a in self.actors],
-            "search",
+        answers = self._scatter(
+            lambda a, _: a.search.remote(query, want, count, stats, default_op, False), "search"
         )
         total = sum(a[0] for a in answers)
         exact = all(a[1] for a in answers)
@@ -318,8 +380,7 @@ class ShardedIndex:
         for hit in hits:
             wanted.setdefault(hit.shard, []).append(hit.doc)
         shards = sorted(wanted)
-        refs = [self.actors[shard].fetch.remote(wanted[shard]) for shard in shards]
-        fetched = self._gather_some(shards, refs, "fetch")
+        fetched = self._scatter(lambda a, shard: a.fetch.remote(wanted[shard]), "fetch", shards)
         stored = {
             (shard, doc): fields
             for shard, shard_fields in zip(shards, fetched)
@@ -333,15 +394,13 @@ class ShardedIndex:
     def count(self, query: str, *, default_op: str = "or") -> int:
         """The exact number of documents matching `query`: every shard's count, summed (one
         phase: counting needs no statistics)."""
-        return sum(
-            self._gather([a.count.remote(query, default_op) for a in self.actors], "count")
-        )
+        return sum(self._scatter(lambda a, _: a.count.remote(query, default_op), "count"))
 
     def first_documents(self, n: int, *, offset: int = 0, fields: bool = True) -> List[ShardedHit]:
         """Documents `offset` to `offset + n` in input order, each with score 1 (what an
         Elasticsearch match_all lists)."""
-        answers = self._gather(
-            [a.first_documents.remote(offset + n, fields) for a in self.actors], "match_all"
+        answers = self._scatter(
+            lambda a, _: a.first_documents.remote(offset + n, fields), "match_all"
         )
         ranked = heapq.nsmallest(
             offset + n,
@@ -354,35 +413,18 @@ class ShardedIndex:
         """The stored document with external id `doc_id` (id, doc, title, body), or None;
         asked of the one shard its id hashes to."""
         shard = shard_of(doc_id, self.shards)
-        return self._call_one(shard, lambda a: a.document.remote(doc_id), "document")
+        return self._scatter(lambda a, _: a.document.remote(doc_id), "document", [shard])[0]
 
     def shard_stats(self) -> List[Dict[str, Any]]:
-        """Every shard's `apcache.Index.stats()`, in shard order."""
-        return self._gather([a.info.remote() for a in self.actors], "stats")
-
-    def _call_one(self, shard: int, call: Callable[[Any], "ray.ObjectRef[T]"], phase: str) -> T:
-        refs: List[Any] = [None] * self.shards
-        refs[shard] = call(self.actors[shard])
-        try:
-            return ray.get(refs[shard], timeout=self.timeout_s)
-        except RayTaskError as error:
-            cause = getattr(error, "cause", None)
-            if isinstance(cause, ApcacheError):
-                raise cause from None
-            raise ShardError(f"shard {shard} failed in the {phase} phase: {error}", [shard], phase) from None
-        except RayError as error:
-            raise ShardError(
-                f"shard {shard} ({self.layout.dirs[shard]}) failed in the {phase} phase: "
-                f"{type(error).__name__}",
-                [shard],
-                phase,
-            ) from None
+        """One replica's `apcache.Index.stats()` of each shard, in shard order."""
+        return self._scatter(lambda a, _: a.info.remote(), "stats")
 
     def close(self) -> None:
-        """Stops every shard's actor."""
-        for actor in self.actors:
-            ray.kill(actor)
-        self.actors = []
+        """Stops every actor."""
+        for shard in self.replicas:
+            for actor in shard:
+                ray.kill(actor)
+        self.replicas = []
 
     def __enter__(self) -> "ShardedIndex":
         return self
