@@ -19,7 +19,8 @@ pub struct PreparedQueries {
     pub given: usize,
     /// Queries that parse with the index's analyzer, sent in this order.
     pub kept: usize,
-    /// Queries left out because they do not parse (phrases: the index holds no positions).
+    /// Queries left out because they do not parse (field queries, wildcards; phrases on an index
+    /// without positions).
     pub skipped: usize,
     /// A few of them, with the reason.
     pub skipped_examples: Vec<String>,
