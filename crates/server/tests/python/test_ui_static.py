@@ -81,6 +81,10 @@ def search(index: str, params: dict[str, str]) -> tuple[int, object]:
     if q == "script":
         hits = [{"id": "<i>7</i>", "score": 1.0, "title": HOSTILE_TITLE, "snippet": HOSTILE_SNIPPET}]
         total = 1
+    if q == "marked":
+        hits = [{"id": "3", "score": 2.0, "title": "Marked", "snippet": "unused",
+                 "highlight": ["a <em>marked</em> word <b>not bold</b>", "and <em>again</em>"]}]
+        total = 1
     body = {"index": index, "query": q, "total": {"value": total, "exact": exact},
             "took_us": 87, "offset": offset, "k": k, "hits": hits}
     if notes:
@@ -168,7 +172,7 @@ def test_lists_indexes_and_searches_on_enter(page: Page, stub: str):
     assert "index=wiki" in page.url and "q=river" in page.url and "page=1" in page.url
     index, params = last_search()
     assert index == "wiki"
-    assert params == {"q": "river", "k": "10", "offset": "0"}
+    assert params == {"q": "river", "k": "10", "offset": "0", "highlight": "true"}
 
     expect(page.locator("#total")).to_have_text("35 results")
     expect(page.locator("#took")).to_contain_text("0.09 ms")
@@ -237,7 +241,8 @@ def test_lower_bound_and_count_exactly(page: Page, stub: str):
     expect(page.locator("#next")).not_to_have_attribute("aria-disabled", "true")
     page.click("#count-exact")
     expect(page.locator("#total")).to_have_text("57 results")
-    assert last_search()[1] == {"q": "lower", "k": "10", "offset": "10", "count": "true"}
+    assert last_search()[1] == {
+        "q": "lower", "k": "10", "offset": "10", "count": "true", "highlight": "true"}
     assert "count=true" in page.url
     expect(page.locator("#count-exact")).to_be_hidden()
     expect(page.locator("#pages a").last).to_have_text("6")
@@ -328,3 +333,12 @@ def test_keyboard_only(page: Page, stub: str):
     page.keyboard.type("lake")
     page.keyboard.press("Enter")
     expect(page.locator(".hit .title").first).to_have_text("lake document 0")
+
+
+def test_highlighted_fragments_are_marked_and_never_parsed_as_html(page: Page, stub: str):
+    page.goto(f"{stub}/ui?index=wiki&q=marked&page=1")
+    snippet = page.locator(".hit .snippet").first
+    expect(snippet.locator("mark")).to_have_count(2)
+    expect(snippet.locator("mark").first).to_have_text("marked")
+    expect(snippet).to_have_text("a marked word <b>not bold</b> … and again")
+    expect(snippet.locator("b")).to_have_count(0)
