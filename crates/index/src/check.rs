@@ -246,7 +246,8 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
     let (mut postings, mut docs_bytes, mut freqs_bytes) = (0u64, 0u64, 0u64);
     let mut docs = [0u32; BLOCK_LEN];
     let mut freqs = [0u32; BLOCK_LEN];
-    let mut positions_scratch = Default::default();
+    // The term's frequencies as the block loop decodes them, and its positions.
+    let (mut term_freqs, mut positions) = (Vec::new(), Vec::new());
     while let Some((term, ordinal)) = stream.next() {
         let shown = String::from_utf8_lossy(term).into_owned();
         if previous.as_deref().is_some_and(|p| p >= term) {
@@ -307,6 +308,7 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
             }
         };
         let n = info.doc_freq as usize;
+        term_freqs.clear();
         let mut last_doc: Option<u32> = None;
         let mut total_freq = 0u64;
         let (mut docs_at, mut freqs_at) = (0usize, info.docs_bytes as usize);
@@ -374,6 +376,7 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
             let (mut best, mut best_key) = ((0, 0), f32::NEG_INFINITY);
             for (&doc, &stored) in block_docs.iter().zip(&freqs[..len]) {
                 let freq = stored.wrapping_add(1);
+                term_freqs.push(freq);
                 if freq == 0 {
                     term_problem(report, &post_file, format!("block {block}: frequency 0"));
                 }
@@ -438,9 +441,11 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
                 ),
             );
         }
-        if reader.has_positions() {
+        // Positions: verified against their checksum and decoded whole with the frequencies
+        // read above (which decoding checks they add up to), when every block was read.
+        if reader.has_positions() && term_freqs.len() == n {
             let entry = TermEntry { ordinal, info };
-            if let Err(e) = check_positions(reader, &entry, &mut positions_scratch) {
+            if let Err(e) = reader.read_positions(&entry, &term_freqs, &mut positions) {
                 term_problem(report, &name(FileKind::Positions), e.to_string());
             }
         }
@@ -483,23 +488,4 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
         ),
         Err(e) => report.problem(&name(FileKind::Store), e.to_string()),
     }
-}
-
-/// Buffers for [`check_positions`].
-#[derive(Default)]
-struct PositionsScratch {
-    docs: Vec<u32>,
-    freqs: Vec<u32>,
-    positions: Vec<u32>,
-}
-
-/// Verifies a term's positions against their checksum and decodes every one of them (which
-/// checks that each document has as many as its frequency, increasing).
-fn check_positions(
-    reader: &SegmentReader,
-    entry: &TermEntry,
-    scratch: &mut PositionsScratch,
-) -> Result<(), crate::IndexError> {
-    reader.read_postings(entry, &mut scratch.docs, &mut scratch.freqs)?;
-    reader.read_positions(entry, &scratch.freqs, &mut scratch.positions)
 }

@@ -83,15 +83,6 @@ impl Query {
         }
     }
 
-    /// Whether the query or any query in it is a phrase.
-    pub fn has_phrase(&self) -> bool {
-        match self {
-            Query::Term(_) => false,
-            Query::Bool(b) => b.clauses().any(|(_, clause)| clause.has_phrase()),
-            Query::Phrase(_) => true,
-        }
-    }
-
     /// Whether a document holding exactly the terms for which `has_term` is true matches: the
     /// exhaustive reference semantics that evaluators are tested against (see [`BoolQuery`]).
     /// A phrase needs positions to decide; here it matches where all its terms occur, which

@@ -32,7 +32,7 @@ pub use bm25::{length_to_norm, norm_to_length, Bm25, Norms, Scoring};
 pub use cancel::CancelScope;
 pub use collection_stats::CollectionStats;
 pub use index_reader::{IndexReader, LoadMode};
-pub use phrase_matcher::{exact_phrase_freq, SloppyPhrase};
+pub use phrase_matcher::SloppyPhrase;
 pub use postings_source::{PostingsSource, TermBlocks};
 pub use query_terms::{QueryTerms, TermEntry};
 pub use searcher::{SearchOptions, SearchResult, Searcher};

@@ -208,7 +208,8 @@ impl<B: AsRef<[u8]>> PositionsFile<B> {
     }
 
     /// Bytes of the regions (the file's body without its table).
-    pub(crate) fn regions_len(&self) -> usize {
+    #[cfg(test)]
+    fn regions_len(&self) -> usize {
         self.lengths_start().unwrap_or(0)
     }
 }

@@ -233,14 +233,6 @@ impl SegmentReader {
         self.positions.is_some()
     }
 
-    /// Bytes of the positions regions (the positions file without its table and framing); 0
-    /// without positions.
-    pub fn positions_len(&self) -> usize {
-        self.positions
-            .as_ref()
-            .map_or(0, PositionsFile::regions_len)
-    }
-
     /// The positions of `entry`'s term, verified against their checksum the first time this
     /// process reads them; an error when the segment keeps no positions.
     pub fn verified_positions(&self, entry: &TermEntry) -> Result<TermPositions<'_>, IndexError> {
