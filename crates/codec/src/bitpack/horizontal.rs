@@ -54,18 +54,54 @@ pub(crate) fn unpack(input: &[u8], bits: u32, out: &mut [u32]) -> Result<usize, 
         return Err(CodecError::Corrupt("bit width above 32"));
     }
     let len = packed_len(out.len(), bits);
-    let bytes = take(input, len)?;
+    take(input, len)?;
     if bits == 0 {
         out.fill(0);
         return Ok(0);
     }
+    // Eight values of `bits` bits fill `bits` bytes exactly: whole groups whose bytes and an
+    // 8-byte read past them lie in `input` go through a loop specialised per width, whose
+    // shifts and offsets are constants; the rest value by value.
+    let groups = (input.len().saturating_sub(8) / bits as usize).min(out.len() / 8);
+    let done = groups * 8;
+    unpack_groups(input, bits, &mut out[..done]);
     let mask = u64::from(low_mask(bits));
-    let mut bit = 0usize;
-    for v in out.iter_mut() {
-        *v = ((read_u64_padded(bytes, bit / 8) >> (bit % 8)) & mask) as u32;
+    let mut bit = done * bits as usize;
+    // Reading on into the bytes after the packed ones (masked off) spares the padded copy.
+    for v in &mut out[done..] {
+        *v = ((read_u64_padded(input, bit / 8) >> (bit % 8)) & mask) as u32;
         bit += bits as usize;
     }
     Ok(len)
+}
+
+/// Unpacks `out.len() / 8` groups of eight `bits`-bit values (`bits` in 1..=32); `input`
+/// holds 8 bytes past the last group.
+fn unpack_groups(input: &[u8], bits: u32, out: &mut [u32]) {
+    macro_rules! widths {
+        ($($b:literal)*) => {
+            match bits {
+                $($b => unpack_groups_of::<$b>(input, out),)*
+                _ => unreachable!("bit widths are 1..=32"),
+            }
+        };
+    }
+    widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32)
+}
+
+#[inline(always)]
+fn unpack_groups_of<const B: usize>(input: &[u8], out: &mut [u32]) {
+    let mask = u64::from(low_mask(B as u32));
+    for (group, values) in out.chunks_exact_mut(8).enumerate() {
+        let base = group * B;
+        let window = &input[base..base + B + 8];
+        for (i, v) in values.iter_mut().enumerate() {
+            let bit = i * B;
+            let at = bit / 8;
+            let word = u64::from_le_bytes(window[at..at + 8].try_into().expect("8 bytes"));
+            *v = ((word >> (bit % 8)) & mask) as u32;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -231,26 +231,39 @@ fn unpack_lows(
     Ok((horizontal::unpack(input, b, out)?, false))
 }
 
-/// ORs the high part of each exception (bit-packed at `hb` bits in `highs`, in position order)
-/// into the positions `bitmap` marks, shifted above the `b` low bits.
+/// ORs the high part of each of the `e` exceptions (bit-packed at `hb` bits at the start of
+/// `rest`, in position order) into the positions `bitmap` marks, shifted above the `b` low
+/// bits. The high parts are unpacked together first (the bytes after them in `rest` let the
+/// unpacker read whole words), then scattered.
 #[inline]
-fn patch_from_bitmap(bitmap: &[u8], highs: &[u8], hb: u32, b: u32, out: &mut [u32]) {
-    let mask = u64::from(low_mask(hb));
-    let mut bit = 0usize;
+fn patch_from_bitmap(
+    bitmap: &[u8],
+    rest: &[u8],
+    e: usize,
+    hb: u32,
+    b: u32,
+    out: &mut [u32],
+) -> Result<(), CodecError> {
+    let mut highs = [0u32; BLOCK_LEN];
+    let highs = highs
+        .get_mut(..e)
+        .ok_or(CodecError::Corrupt("more exceptions than values"))?;
+    horizontal::unpack(rest, hb, highs)?;
+    let mut highs = highs.iter();
     for (word_index, word) in bitmap.chunks(8).enumerate() {
         let mut bytes = [0u8; 8];
         bytes[..word.len()].copy_from_slice(word);
         let mut bits = u64::from_le_bytes(bytes);
         while bits != 0 {
             let i = word_index * 64 + bits.trailing_zeros() as usize;
-            let high = (horizontal::read_u64_padded(highs, bit / 8) >> (bit % 8)) & mask;
+            let high = highs.next().copied().unwrap_or(0);
             if let Some(v) = out.get_mut(i) {
-                *v |= (high as u32) << b;
+                *v |= high.wrapping_shl(b);
             }
-            bit += hb as usize;
             bits &= bits - 1;
         }
     }
+    Ok(())
 }
 
 /// Patches a full block from byte-aligned high parts: `rest` starts with the `len` bytes of high
@@ -363,9 +376,10 @@ pub(crate) fn decode(
                 patch_aligned(bitmap, &input[pos..], len, width, b, isa, out);
                 pos += len;
             } else {
-                let highs = take(&input[pos..], horizontal::packed_len(e, hb))?;
+                let rest = &input[pos..];
+                let highs = take(rest, horizontal::packed_len(e, hb))?;
                 pos += highs.len();
-                patch_from_bitmap(bitmap, highs, hb, b, out);
+                patch_from_bitmap(bitmap, rest, e, hb, b, out)?;
             }
             false
         }

@@ -208,25 +208,38 @@ impl BlockPositionsReader {
             ));
         }
         let chunks = total.div_ceil(BLOCK_LEN);
-        let mut position = 0u32;
-        for i in first..first + freq {
-            let (c, within) = (i / BLOCK_LEN, i % BLOCK_LEN);
+        out.reserve(freq);
+        // The first value is the first position; each next one is a gap less one. Summed in
+        // 64 bits, the last position is the greatest, so one check at the end covers all.
+        let mut position = 0u64;
+        let mut at = first;
+        let end = first + freq;
+        while at < end {
+            let c = at / BLOCK_LEN;
             if self.decoded.map(|(d, _)| d) != Some(c) {
                 let len = BLOCK_LEN.min(total - c * BLOCK_LEN);
-                let (start, end) = chunk_range(bytes, chunks, c)?;
-                positions_codec().decode_freqs(&bytes[start..end], &mut self.chunk[..len])?;
+                let (start, stop) = chunk_range(bytes, chunks, c)?;
+                positions_codec().decode_freqs(&bytes[start..stop], &mut self.chunk[..len])?;
                 self.decoded = Some((c, len));
             }
-            let value = self.chunk[within];
-            position = if i == first {
-                value
+            let from = at % BLOCK_LEN;
+            let run = (end - at).min(BLOCK_LEN - from);
+            let values = &self.chunk[from..from + run];
+            let values = if at == first {
+                position = u64::from(values[0]);
+                out.push(values[0]);
+                &values[1..]
             } else {
-                position
-                    .checked_add(value)
-                    .and_then(|p| p.checked_add(1))
-                    .ok_or(PositionsError::Malformed("position gaps out of range"))?
+                values
             };
-            out.push(position);
+            for &gap in values {
+                position += u64::from(gap) + 1;
+                out.push(position as u32);
+            }
+            at += run;
+        }
+        if position > u64::from(u32::MAX) {
+            return Err(PositionsError::Malformed("position gaps out of range"));
         }
         Ok(())
     }

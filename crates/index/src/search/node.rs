@@ -227,7 +227,7 @@ impl<'a> Node<'a> {
         match self {
             Node::Empty => Ok(0.0),
             Node::Term(t) => t.score(bm25),
-            Node::Phrase(p) => Ok(p.score(bm25)),
+            Node::Phrase(p) => p.score(bm25),
             Node::And(children) => {
                 let mut sum = 0f64;
                 for child in children.iter_mut() {

@@ -7,9 +7,10 @@
 //! start (see [`crate::format::positions`]).
 
 use super::bm25::Bm25;
-use super::phrase_matcher::{exact_phrase_freq, SloppyPhrase};
+use super::phrase_matcher::{exact_phrase_freq, exact_phrase_occurs, SloppyPhrase};
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
+use super::top_k::{Hit, TopK};
 use crate::format::{BlockPositionsReader, TermPositions};
 use crate::segment::SegmentReader;
 use crate::IndexError;
@@ -102,7 +103,9 @@ pub struct PhraseNode<'a> {
     /// phrase.
     weight: f32,
     doc: u32,
-    freq: f32,
+    /// The current document's phrase frequency, once computed (a match is found first, and
+    /// the frequency only when the document is scored).
+    freq: Option<f32>,
 }
 
 impl<'a> PhraseNode<'a> {
@@ -129,7 +132,7 @@ impl<'a> PhraseNode<'a> {
             offsets,
             weight,
             doc: 0,
-            freq: 0.0,
+            freq: None,
         }
     }
 
@@ -174,14 +177,68 @@ impl<'a> PhraseNode<'a> {
                 self.doc = NO_MORE_DOCS;
                 return Ok(NO_MORE_DOCS);
             }
-            let freq = self.phrase_freq()?;
-            if freq > 0.0 {
+            if self.occurs()? {
                 self.doc = candidate;
-                self.freq = freq;
+                self.freq = None;
                 return Ok(candidate);
             }
             target = candidate + 1;
         }
+    }
+
+    /// Collects the phrase's matches in this segment into `top`, skipping the position check
+    /// of a candidate whose score cannot reach the top k: a phrase occurs at most as often as
+    /// its terms allow (see [`PhraseNode::freq_bound`]), and the terms' frequencies come with
+    /// the postings. Returns the matches counted and whether every candidate was checked
+    /// (else the count is a lower bound).
+    pub fn collect_top(&mut self, bm25: &Bm25, top: &mut TopK) -> Result<(u64, bool), IndexError> {
+        let (mut total, mut complete) = (0u64, true);
+        let mut target = 0;
+        loop {
+            let candidate = self.align(target)?;
+            if candidate == NO_MORE_DOCS {
+                self.doc = NO_MORE_DOCS;
+                return Ok((total, complete));
+            }
+            target = candidate + 1;
+            self.doc = candidate;
+            if let Some(threshold) = top.threshold() {
+                let bound = self.freq_bound()?;
+                if self.score_with_freq(bm25, bound) < threshold {
+                    complete = false;
+                    continue;
+                }
+            }
+            if self.occurs()? {
+                total += 1;
+                if top.is_disabled() {
+                    continue;
+                }
+                self.freq = None;
+                let score = self.score(bm25)?;
+                top.push(Hit {
+                    doc: candidate,
+                    score,
+                });
+            }
+        }
+    }
+
+    /// An upper bound on the phrase frequency in the document all cursors are on, from the
+    /// terms' frequencies there: an exact match takes one occurrence of every term, so there
+    /// are at most as many as the rarest term has; a sloppy sweep moves a cursor on for every
+    /// match but the last, and each weighs at most 1.
+    fn freq_bound(&mut self) -> Result<f32, IndexError> {
+        let (mut least, mut sum) = (u32::MAX, 0u64);
+        for term in &mut self.terms {
+            let freq = term.cursor.freq()?;
+            least = least.min(freq);
+            sum += u64::from(freq);
+        }
+        Ok(match self.sloppy {
+            None => least as f32,
+            Some(_) => (sum + 1).saturating_sub(self.terms.len() as u64) as f32,
+        })
     }
 
     /// Leapfrogs the cursors, rarest first, to the first DID at least `target` that all hold.
@@ -204,21 +261,60 @@ impl<'a> PhraseNode<'a> {
         }
     }
 
-    /// The phrase frequency of the document all cursors are on.
-    fn phrase_freq(&mut self) -> Result<f32, IndexError> {
+    /// Whether the phrase occurs in the document all cursors are on (its terms' positions
+    /// there are read).
+    fn occurs(&mut self) -> Result<bool, IndexError> {
         for term in &mut self.terms {
             term.load_positions(self.segment)?;
         }
-        let positions: Vec<&[u32]> = self.terms.iter().map(|t| t.positions.as_slice()).collect();
+        let offsets = &self.offsets;
         Ok(match &mut self.sloppy {
-            None => exact_phrase_freq(&positions, &self.offsets) as f32,
-            Some(sloppy) => sloppy.freq(&positions),
+            None => with_positions(&self.terms, |p| exact_phrase_occurs(p, offsets)),
+            Some(sloppy) => with_positions(&self.terms, |p| sloppy.occurs(p)),
         })
     }
 
+    /// The phrase frequency of the current document, from the positions [`Self::occurs`]
+    /// read.
+    fn freq(&mut self) -> f32 {
+        if let Some(freq) = self.freq {
+            return freq;
+        }
+        let offsets = &self.offsets;
+        let freq = match &mut self.sloppy {
+            None => with_positions(&self.terms, |p| exact_phrase_freq(p, offsets)) as f32,
+            Some(sloppy) => with_positions(&self.terms, |p| sloppy.freq(p)),
+        };
+        self.freq = Some(freq);
+        freq
+    }
+
     /// BM25 of the current document: the phrase's weight over its phrase frequency.
-    pub fn score(&self, bm25: &Bm25) -> f32 {
+    pub fn score(&mut self, bm25: &Bm25) -> Result<f32, IndexError> {
+        let freq = self.freq();
+        Ok(self.score_with_freq(bm25, freq))
+    }
+
+    /// BM25 of the current document if its phrase frequency were `freq` (non-decreasing in
+    /// `freq`, so a bound on the frequency bounds the score).
+    fn score_with_freq(&self, bm25: &Bm25, freq: f32) -> f32 {
         let length = self.segment.doc_length_of(self.doc).unwrap_or(0);
-        bm25.score_of_key(self.weight, self.freq * bm25.norm_inverse(length))
+        bm25.score_of_key(self.weight, freq * bm25.norm_inverse(length))
+    }
+}
+
+/// Calls `f` with the terms' positions in the current document, in phrase order, without
+/// allocating for phrases of up to 16 terms.
+fn with_positions<R>(terms: &[PhraseTerm<'_>], f: impl FnOnce(&[&[u32]]) -> R) -> R {
+    const INLINE: usize = 16;
+    if terms.len() <= INLINE {
+        let mut slices: [&[u32]; INLINE] = [&[]; INLINE];
+        for (slot, term) in slices.iter_mut().zip(terms) {
+            *slot = &term.positions;
+        }
+        f(&slices[..terms.len()])
+    } else {
+        let slices: Vec<&[u32]> = terms.iter().map(|t| t.positions.as_slice()).collect();
+        f(&slices)
     }
 }

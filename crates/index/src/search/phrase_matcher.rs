@@ -14,12 +14,31 @@
 /// The number of places in a document where each term `i` sits at `offsets[i]` from a common
 /// start; `positions[i]` are term `i`'s positions in the document, increasing.
 pub fn exact_phrase_freq(positions: &[&[u32]], offsets: &[u32]) -> u32 {
+    count_exact(positions, offsets, u32::MAX)
+}
+
+/// Whether the phrase occurs at least once: [`exact_phrase_freq`] stopped at its first match
+/// (all a filter or a count needs).
+pub fn exact_phrase_occurs(positions: &[&[u32]], offsets: &[u32]) -> bool {
+    count_exact(positions, offsets, 1) > 0
+}
+
+/// The exact matches, counted up to `limit`.
+fn count_exact(positions: &[&[u32]], offsets: &[u32], limit: u32) -> u32 {
     debug_assert_eq!(positions.len(), offsets.len());
     let Some((lead, others)) = positions.split_first() else {
         return 0;
     };
     let lead_offset = i64::from(offsets[0]);
-    let mut at = vec![0usize; others.len()];
+    // At most 64 cursors on the stack; a longer phrase is rare enough to allocate.
+    let mut stack = [0usize; 64];
+    let mut heap = Vec::new();
+    let at: &mut [usize] = if others.len() <= stack.len() {
+        &mut stack[..others.len()]
+    } else {
+        heap.resize(others.len(), 0);
+        &mut heap
+    };
     let mut count = 0;
     'lead: for &p in *lead {
         let start = i64::from(p) - lead_offset;
@@ -39,6 +58,9 @@ pub fn exact_phrase_freq(positions: &[&[u32]], offsets: &[u32]) -> u32 {
             }
         }
         count += 1;
+        if count >= limit {
+            break;
+        }
     }
     count
 }
@@ -118,29 +140,48 @@ impl SloppyPhrase {
         }
     }
 
-    /// The least queued cursor by (position, offset, ord), taken out of the queue.
-    fn pop(&mut self) -> usize {
-        let at = self.least();
-        self.queue.swap_remove(at)
+    /// The order of the queue: by position, then offset, then place in the phrase.
+    fn key(&self, c: usize) -> (i64, i64, usize) {
+        let cursor = &self.cursors[c];
+        (cursor.position, cursor.offset, cursor.ord)
     }
 
-    fn least(&self) -> usize {
-        let key = |c: usize| {
-            let cursor = &self.cursors[c];
-            (cursor.position, cursor.offset, cursor.ord)
-        };
-        (0..self.queue.len())
-            .min_by_key(|&i| key(self.queue[i]))
-            .expect("a queued cursor")
+    /// Queues cursor `c`. The queue is kept sorted, greatest first, so that the least is
+    /// popped off its end: a phrase has a handful of cursors, and a moved cursor usually
+    /// lands past all others, where a linear search from the end finds its place in a
+    /// few compares.
+    fn push(&mut self, c: usize) {
+        let key = self.key(c);
+        let mut at = self.queue.len();
+        while at > 0 && self.key(self.queue[at - 1]) < key {
+            at -= 1;
+        }
+        self.queue.insert(at, c);
+    }
+
+    /// The least queued cursor, taken out of the queue.
+    fn pop(&mut self) -> usize {
+        self.queue.pop().expect("a queued cursor")
     }
 
     fn top_position(&self) -> i64 {
-        self.cursors[self.queue[self.least()]].position
+        self.cursors[*self.queue.last().expect("a queued cursor")].position
     }
 
     /// The sloppy phrase frequency of a document where term `i` occurs at `positions[i]`
     /// (increasing, not empty).
     pub fn freq(&mut self, positions: &[&[u32]]) -> f32 {
+        self.sweep(positions, false)
+    }
+
+    /// Whether the phrase occurs within the slop at all: the sweep of [`SloppyPhrase::freq`]
+    /// stopped at its first match.
+    pub fn occurs(&mut self, positions: &[&[u32]]) -> bool {
+        self.sweep(positions, true) > 0.0
+    }
+
+    /// The sweep: every match's weight summed, or the first one's alone with `first_only`.
+    fn sweep(&mut self, positions: &[&[u32]], first_only: bool) -> f32 {
         let n = self.cursors.len();
         debug_assert_eq!(positions.len(), n);
         let mut end = i64::MIN;
@@ -166,6 +207,9 @@ impl SloppyPhrase {
             end = end.max(self.cursors[c].position);
             self.queue.push(c);
         }
+        let mut queue = std::mem::take(&mut self.queue);
+        queue.sort_unstable_by(|&a, &b| self.key(b).cmp(&self.key(a)));
+        self.queue = queue;
         let mut freq = 0f32;
         let weight = |length: i64| 1f32 / (1f32 + length as f32);
         loop {
@@ -180,9 +224,12 @@ impl SloppyPhrase {
                     break;
                 }
                 if self.cursors[c].position > next {
-                    self.queue.push(c);
+                    self.push(c);
                     if match_length <= self.slop {
                         freq += weight(match_length);
+                        if first_only {
+                            return freq;
+                        }
                         matched = true;
                         break;
                     }
@@ -217,6 +264,7 @@ impl SloppyPhrase {
         let Some(g) = self.cursors[c].group else {
             return true;
         };
+        let popped = c;
         let mut c = c;
         loop {
             let here = self.cursors[c].position + self.cursors[c].offset;
@@ -231,8 +279,20 @@ impl SloppyPhrase {
             if !(a.position < b.position || (a.position == b.position && a.offset < b.offset)) {
                 c = other;
             }
-            if !self.advance(c, positions, end) {
-                return false;
+            if c == popped {
+                if !self.advance(c, positions, end) {
+                    return false;
+                }
+            } else {
+                // A queued cursor moves: it leaves the sorted queue and comes back in its
+                // new place.
+                let at = self.queue.iter().position(|&q| q == c);
+                let at = at.expect("every cursor but the popped one is queued");
+                self.queue.remove(at);
+                if !self.advance(c, positions, end) {
+                    return false;
+                }
+                self.push(c);
             }
         }
     }
@@ -327,7 +387,11 @@ mod tests {
     proptest! {
         #[test]
         fn exact_counts_every_place((doc, phrase, offsets) in case()) {
-            prop_assert_eq!(exact_freq(&doc, &phrase, &offsets), exact_by_scan(&doc, &phrase, &offsets));
+            let freq = exact_freq(&doc, &phrase, &offsets);
+            prop_assert_eq!(freq, exact_by_scan(&doc, &phrase, &offsets));
+            let lists: Vec<Vec<u32>> = phrase.iter().map(|&t| positions_of(&doc, t)).collect();
+            let slices: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
+            prop_assert_eq!(exact_phrase_occurs(&slices, &offsets), freq > 0);
         }
 
         #[test]
@@ -344,6 +408,17 @@ mod tests {
             } else if freq > 0.0 {
                 // Repeated terms: a match needs every term, on distinct positions.
                 prop_assert!(sloppy_matches_by_scan(&doc, &phrase, &offsets, slop));
+            }
+            // The first-match sweep agrees with the full one.
+            let lists: Vec<Vec<u32>> = phrase.iter().map(|&t| positions_of(&doc, t)).collect();
+            if lists.iter().all(|l| !l.is_empty()) {
+                let slices: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
+                let ids: Vec<usize> = phrase.iter().map(|&t| usize::from(t)).collect();
+                prop_assert_eq!(SloppyPhrase::new(&ids, &offsets, slop).occurs(&slices), freq > 0.0);
+                // The bound that top-k pruning relies on: each match but the last moves a
+                // cursor on, and weighs at most 1.
+                let bound = lists.iter().map(Vec::len).sum::<usize>() + 1 - lists.len();
+                prop_assert!(freq <= bound as f32, "{} > {}", freq, bound);
             }
             // Every exact place is a sloppy one of span 0.
             if exact_freq(&doc, &phrase, &offsets) > 0 {

@@ -233,6 +233,13 @@ impl<'a> Searcher<'a> {
                 }
             }
             let mut node = compile(&opener, query, &weights)?;
+            if let (Node::Phrase(phrase), true) = (&mut node, options.pruning && !options.count) {
+                let (matches, complete) = phrase.collect_top(bm25, &mut top)?;
+                total += matches;
+                exact &= complete;
+                stats += phrase.stats();
+                continue;
+            }
             let mut doc = node.start()?;
             if options.k == 0 {
                 while doc != NO_MORE_DOCS {
