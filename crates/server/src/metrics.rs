@@ -215,6 +215,12 @@ fn snapshot(state: &Shared) -> Registry {
     );
     counters(
         &mut registry,
+        "postings_cache_positions_loaded",
+        "Phrase terms' positions copied from storage into the tier",
+        &per(&|c| c.cache.map_or(0, |x| x.positions_loaded)),
+    );
+    counters(
+        &mut registry,
         "postings_cache_evictions",
         "Terms evicted from the tier",
         &per(&|c| c.cache.map_or(0, |x| x.evictions)),

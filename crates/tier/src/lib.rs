@@ -7,7 +7,7 @@
 //!   through io_uring), optionally behind an emulated slow device.
 //! - [`cgroup`]: the DRAM budget, enforced with a memory cgroup.
 //! - [`postings_cache`]: the segmented postings cache in the tier ([`segment_chains`],
-//!   [`term_layout`], [`eviction`], [`ahead_window`], [`pinned_term`]).
+//!   [`term_layout`], [`positions_layout`], [`eviction`], [`ahead_window`], [`pinned_term`]).
 //! - [`serving`]: the four serving configurations (`base`, `base-prefetch`, `hybrid`,
 //!   `hybrid-prefetch`): query threads, the prefetch worker, and their measurements.
 //! - [`result_cache`]: the parts of a query result cache: a fixed-size byte heap with its
@@ -24,6 +24,7 @@ pub mod keyed_order;
 pub mod loader;
 pub mod page_cache;
 pub mod pinned_term;
+pub mod positions_layout;
 pub mod postings_cache;
 pub mod region;
 pub mod result_cache;

@@ -1,7 +1,7 @@
 //! A cached term held by a query: reads its blocks from the tier, and keeps the term from
 //! being evicted until dropped.
 
-use apcache_index::search::TermBlocks;
+use apcache_index::search::{TermBlocks, TermPositionBlocks};
 
 use crate::postings_cache::PostingsCache;
 use crate::term_layout::TABLE_ENTRY;
@@ -65,6 +65,30 @@ impl TermBlocks for PinnedTerm<'_> {
 
     fn freqs(&self, block: usize) -> &[u8] {
         self.position(block, 1).map_or(&[], |pos| self.at(pos))
+    }
+}
+
+/// A term's pinned positions (see [`PostingsCache::pin_positions`]): its table holds each
+/// posting block's chain position and length (see
+/// [`PositionsLayout`](crate::positions_layout::PositionsLayout)).
+pub struct PinnedPositions<'c>(PinnedTerm<'c>);
+
+impl<'c> PinnedPositions<'c> {
+    pub(crate) fn new(pinned: PinnedTerm<'c>) -> PinnedPositions<'c> {
+        PinnedPositions(pinned)
+    }
+
+    /// Segments the positions occupy.
+    pub fn segments(&self) -> usize {
+        self.0.segments()
+    }
+}
+
+impl TermPositionBlocks for PinnedPositions<'_> {
+    fn block(&self, block: usize) -> Option<&[u8]> {
+        let at = self.0.position(block, 0)?;
+        let len = self.0.position(block, 1)? as usize;
+        self.0.at(at).get(..len)
     }
 }
 

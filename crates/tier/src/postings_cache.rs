@@ -29,7 +29,8 @@ use crate::ahead_window::AheadWindow;
 use crate::cache_error::CacheError;
 use crate::eviction::{EvictionOrder, EvictionPolicy};
 use crate::loader::StorageLoader;
-use crate::pinned_term::PinnedTerm;
+use crate::pinned_term::{PinnedPositions, PinnedTerm};
+use crate::positions_layout::PositionsLayout;
 use crate::region::TierRegion;
 use crate::segment_chains::{Chain, SegmentChains};
 use crate::term_layout::{TermLayout, TABLE_ENTRY};
@@ -58,9 +59,23 @@ impl Default for CacheOptions {
     }
 }
 
-/// The key of a term: the index of its segment in the reader and its ordinal there.
-fn term_key(segment: usize, ordinal: u64) -> u64 {
-    ((segment as u64) << 40) | ordinal
+/// Which part of a term a cache entry holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// Its posting blocks (DIDs and frequencies).
+    Postings,
+    /// Its positions, for phrases.
+    Positions,
+}
+
+/// The key of a term's part: the index of its segment in the reader, its ordinal there (below
+/// 2^40), and the part in the top bit.
+fn term_key(segment: usize, ordinal: u64, part: Part) -> u64 {
+    let part_bit = match part {
+        Part::Postings => 0,
+        Part::Positions => 1 << 63,
+    };
+    part_bit | ((segment as u64) << 40) | ordinal
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -94,6 +109,8 @@ pub struct CacheCounters {
     pub waits: u64,
     /// Terms that could not be cached (no room even after waiting): served from storage.
     pub bypassed: u64,
+    /// Of the terms loaded, positions of phrase terms.
+    pub positions_loaded: u64,
 }
 
 #[derive(Default)]
@@ -103,6 +120,7 @@ struct AtomicCounters {
     evictions: AtomicU64,
     waits: AtomicU64,
     bypassed: AtomicU64,
+    positions_loaded: AtomicU64,
 }
 
 /// What [`PostingsCache::ensure`] did.
@@ -209,6 +227,7 @@ impl PostingsCache {
             evictions: c.evictions.load(Ordering::Relaxed),
             waits: c.waits.load(Ordering::Relaxed),
             bypassed: c.bypassed.load(Ordering::Relaxed),
+            positions_loaded: c.positions_loaded.load(Ordering::Relaxed),
         }
     }
 
@@ -245,7 +264,16 @@ impl PostingsCache {
         let state = self.lock();
         state
             .map
-            .get(&term_key(segment, term.ordinal))
+            .get(&term_key(segment, term.ordinal, Part::Postings))
+            .is_some_and(|&s| !state.slots[s as usize].loading)
+    }
+
+    /// Whether the positions of `term` of segment `segment` are cached (and loaded).
+    pub fn contains_positions(&self, segment: usize, term: &TermEntry) -> bool {
+        let state = self.lock();
+        state
+            .map
+            .get(&term_key(segment, term.ordinal, Part::Positions))
             .is_some_and(|&s| !state.slots[s as usize].loading)
     }
 
@@ -254,8 +282,28 @@ impl PostingsCache {
     /// counts the pin as a use for eviction; the prefetching mode leaves the order to the
     /// worker, whose sequence the adaptive rule reasons about.
     pub fn pin(&self, segment: usize, term: &TermEntry, touch: bool) -> Option<PinnedTerm<'_>> {
+        self.pin_key(term_key(segment, term.ordinal, Part::Postings), term, touch)
+    }
+
+    /// Pins the positions of `term` of segment `segment` if they are cached, as
+    /// [`PostingsCache::pin`] pins its postings.
+    pub fn pin_positions(
+        &self,
+        segment: usize,
+        term: &TermEntry,
+        touch: bool,
+    ) -> Option<PinnedPositions<'_>> {
+        self.pin_key(
+            term_key(segment, term.ordinal, Part::Positions),
+            term,
+            touch,
+        )
+        .map(PinnedPositions::new)
+    }
+
+    fn pin_key(&self, key: u64, term: &TermEntry, touch: bool) -> Option<PinnedTerm<'_>> {
         let mut state = self.lock();
-        let slot = *state.map.get(&term_key(segment, term.ordinal))?;
+        let slot = *state.map.get(&key)?;
         let s = &mut state.slots[slot as usize];
         if s.loading {
             return None;
@@ -288,11 +336,11 @@ impl PostingsCache {
 
     /// Query `query` finished: it no longer needs the terms made ready for it (its window
     /// counts leave, its reservations are released).
-    pub fn finish_query(&self, query: u64, reserved: &[(usize, u64)]) {
+    pub fn finish_query(&self, query: u64, reserved: &[(usize, u64, Part)]) {
         let mut state = self.lock();
         state.window.finish(query);
-        for &(segment, ordinal) in reserved {
-            if let Some(&slot) = state.map.get(&term_key(segment, ordinal)) {
+        for &(segment, ordinal, part) in reserved {
+            if let Some(&slot) = state.map.get(&term_key(segment, ordinal, part)) {
                 let s = &mut state.slots[slot as usize];
                 s.reserved = s.reserved.saturating_sub(1);
             }
@@ -313,13 +361,76 @@ impl PostingsCache {
         layout: &mut TermLayout,
         segments: &mut Vec<u32>,
     ) -> Result<Ensured, CacheError> {
-        let key = term_key(segment, term.ordinal);
+        let key = term_key(segment, term.ordinal, Part::Postings);
         if let Some(hit) = self.hit(key, prefetch) {
             return Ok(hit);
         }
         let skips = reader.term_skip_entries(&term.info)?;
         layout.plan_into(&term.info, skips, self.options.segment_size)?;
-        let need = layout.segments;
+        // What came from storage is checked against the term's checksum before any query
+        // reads it from the cache.
+        self.load_entry(key, layout.segments, prefetch, segments, |segments| {
+            let bytes = self.write_term(segment, term, layout, segments)?;
+            reader.accept_postings(term, self.loaded_checksum(layout, segments))?;
+            Ok(bytes)
+        })
+    }
+
+    /// Makes sure the positions of `term` of segment `segment` are cached, as
+    /// [`PostingsCache::ensure`] does for its postings; only for terms that stand in a phrase.
+    /// The positions are copied from the segment's mapping of its positions file, once the
+    /// checksum of the term's group there has been verified (a group's checksum covers 64
+    /// terms' positions, so the cache does not read them through its storage loader, which
+    /// would read all 64 to check one). A term with a posting block's positions larger than a
+    /// segment is not cached ([`Ensured::Bypassed`]).
+    pub fn ensure_positions(
+        &self,
+        segment: usize,
+        reader: &SegmentReader,
+        term: &TermEntry,
+        prefetch: Option<Prefetch>,
+        layout: &mut PositionsLayout,
+        segments: &mut Vec<u32>,
+    ) -> Result<Ensured, CacheError> {
+        let key = term_key(segment, term.ordinal, Part::Positions);
+        if let Some(hit) = self.hit(key, prefetch) {
+            return Ok(hit);
+        }
+        let region = reader.verified_positions(term)?;
+        if !layout.plan_into(&region, self.options.segment_size)? {
+            self.counters.bypassed.fetch_add(1, Ordering::Relaxed);
+            return Ok(Ensured::Bypassed);
+        }
+        let ensured = self.load_entry(key, layout.segments, prefetch, segments, |segments| {
+            for (i, entry) in layout.table().enumerate() {
+                self.write_chain(segments, (i * TABLE_ENTRY) as u32, &entry);
+            }
+            let bytes = region.bytes();
+            for piece in &layout.pieces {
+                let (from, to) = (piece.source as usize, (piece.source + piece.len) as usize);
+                self.write_chain(segments, piece.target, &bytes[from..to]);
+            }
+            Ok(bytes.len() as u64)
+        })?;
+        if let Ensured::Loaded(_) = ensured {
+            self.counters
+                .positions_loaded
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(ensured)
+    }
+
+    /// Loads the entry `key` of `need` segments: reserves room (evicting, or waiting by the
+    /// window's rule), a slot and a chain, has `write` fill the chain (it returns the bytes it
+    /// copied), and publishes the entry, or forgets it if `write` failed.
+    fn load_entry(
+        &self,
+        key: u64,
+        need: u32,
+        prefetch: Option<Prefetch>,
+        segments: &mut Vec<u32>,
+        write: impl FnOnce(&[u32]) -> Result<u64, CacheError>,
+    ) -> Result<Ensured, CacheError> {
         if need > self.total_segments {
             self.counters.bypassed.fetch_add(1, Ordering::Relaxed);
             return Ok(Ensured::Bypassed);
@@ -382,14 +493,7 @@ impl PostingsCache {
         state.map.insert(key, slot);
         drop(state);
 
-        // What came from storage is checked against the term's checksum before any query
-        // reads it from the cache.
-        let copied = self
-            .write_term(segment, term, layout, segments)
-            .and_then(|bytes| {
-                reader.accept_postings(term, self.loaded_checksum(layout, segments))?;
-                Ok(bytes)
-            });
+        let copied = write(segments);
 
         let mut state = self.lock();
         match copied {
@@ -496,19 +600,7 @@ impl PostingsCache {
         layout: &TermLayout,
         segments: &[u32],
     ) -> Result<u64, CacheError> {
-        let seg = self.options.segment_size;
-        let write = |pos: u32, bytes: &[u8]| {
-            let (k, off) = (pos as usize / seg, pos as usize % seg);
-            debug_assert!(off + bytes.len() <= seg);
-            // SAFETY: segment `segments[k]` belongs to a chain in the loading state, which no
-            // reader can pin and no other writer can allocate; `off + len` stays inside the
-            // segment (the layout never lets a block or table entry straddle one), and the
-            // segment lies inside the region.
-            unsafe {
-                let dst = self.region.as_ptr().add(segments[k] as usize * seg + off);
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
-            }
-        };
+        let write = |pos: u32, bytes: &[u8]| self.write_chain(segments, pos, bytes);
         for (i, entry) in layout.table().enumerate() {
             write((i * TABLE_ENTRY) as u32, &entry);
         }
@@ -536,6 +628,22 @@ impl PostingsCache {
                 source,
             })?;
         Ok(len)
+    }
+
+    /// Copies `bytes` to chain position `pos` of the chain of `segments`, which the caller is
+    /// loading (it owns them exclusively); the bytes lie within one segment.
+    fn write_chain(&self, segments: &[u32], pos: u32, bytes: &[u8]) {
+        let seg = self.options.segment_size;
+        let (k, off) = (pos as usize / seg, pos as usize % seg);
+        assert!(off + bytes.len() <= seg, "a write straddles a segment");
+        // SAFETY: segment `segments[k]` belongs to a chain in the loading state, which no
+        // reader can pin and no other writer can allocate; `off + len` stays inside the
+        // segment (checked above; the layouts never let a block or table entry straddle
+        // one), and the segment lies inside the region.
+        unsafe {
+            let dst = self.region.as_ptr().add(segments[k] as usize * seg + off);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
+        }
     }
 
     /// The CRC32C of a term's blocks as [`PostingsCache::write_term`] placed them, read back in

@@ -15,7 +15,7 @@ use apcache_tier::stack::{ServingConfig, ServingStack};
 use apcache_tier::{CacheOptions, ServingMode};
 
 mod common;
-use common::{ask, build, documents, queries};
+use common::{ask, build, documents, phrases, queries};
 
 fn stack(dir: &std::path::Path, mode: ServingMode, cache_segments: u64) -> Arc<ServingStack> {
     let cache = CacheOptions {
@@ -109,6 +109,73 @@ fn every_mode_answers_like_plain_evaluation() {
         }
         service.shutdown();
     }
+}
+
+/// Phrases read positions from the tier in the cache modes (and answer as plain evaluation
+/// does); term and boolean queries never load positions.
+#[test]
+fn phrase_positions_are_served_from_the_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let reader = build(dir.path(), &documents(3000, 5), true);
+    let searcher = Searcher::new(&reader);
+    let options = SearchOptions {
+        k: 10,
+        count: true,
+        ..SearchOptions::default()
+    };
+    let run = |mode: ServingMode, queries: &[apcache_index::query::Query]| {
+        // 48 segments of 4 KiB: less than the phrases' postings and positions, so entries are
+        // evicted and loaded again while queries run.
+        let service = LiveService::start(
+            stack(dir.path(), mode, 48),
+            LiveConfig {
+                threads: 2,
+                queue_depth: queries.len(),
+            },
+        )
+        .unwrap();
+        let answers: Vec<_> = queries
+            .iter()
+            .map(|q| {
+                ask(
+                    &service,
+                    LiveRequest {
+                        query: q.clone(),
+                        options,
+                        deadline: None,
+                        collection: None,
+                    },
+                )
+            })
+            .collect();
+        for (query, rx) in queries.iter().zip(answers) {
+            let got = rx.recv_timeout(Duration::from_secs(60)).unwrap().unwrap();
+            let want = searcher.search(query, &options).unwrap();
+            let want = (want.total_hits, want.hits.iter().map(|h| h.doc).collect());
+            assert_eq!(got, want, "{mode}: {query}");
+        }
+        let counters = service.counters();
+        service.shutdown();
+        counters
+    };
+    let phrase_queries = phrases(150, 9);
+    for mode in [
+        ServingMode::Base,
+        ServingMode::BasePrefetch { lookahead: 4 },
+        ServingMode::Hybrid,
+        ServingMode::HybridPrefetch,
+    ] {
+        let counters = run(mode, &phrase_queries);
+        if mode.uses_cache() {
+            let cache = counters.cache.unwrap();
+            assert!(cache.positions_loaded > 0, "{mode}: no positions cached");
+            assert!(cache.evictions > 0, "{mode}: the cache never filled");
+        }
+    }
+    let counters = run(ServingMode::HybridPrefetch, &queries(150, 3));
+    let cache = counters.cache.unwrap();
+    assert!(cache.terms_loaded > 0);
+    assert_eq!(cache.positions_loaded, 0, "term queries loaded positions");
 }
 
 #[test]

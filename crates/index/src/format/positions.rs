@@ -122,7 +122,8 @@ impl<'a> TermPositions<'a> {
         self.region
     }
 
-    fn blocks(&self) -> usize {
+    /// The term's posting blocks.
+    pub fn blocks(&self) -> usize {
         (self.doc_freq as usize).div_ceil(BLOCK_LEN)
     }
 
@@ -145,12 +146,18 @@ impl<'a> TermPositions<'a> {
 
     /// The bytes of posting block `block`.
     pub fn block(&self, block: usize) -> Result<&'a [u8], PositionsError> {
+        let (start, end) = self.block_range(block)?;
+        Ok(&self.region[start..end])
+    }
+
+    /// Where posting block `block`'s bytes lie in the region.
+    pub fn block_range(&self, block: usize) -> Result<(usize, usize), PositionsError> {
         let blocks = self.blocks();
         if block >= blocks {
             return Err(PositionsError::Malformed("block past the term's postings"));
         }
         if blocks == 1 {
-            return Ok(self.region);
+            return Ok((0, self.region.len()));
         }
         let table = 4 * blocks;
         let bad = PositionsError::Malformed("block table out of order");
@@ -164,7 +171,7 @@ impl<'a> TermPositions<'a> {
         if start < table || end < start || end > self.region.len() {
             return Err(PositionsError::Malformed("block table out of order"));
         }
-        Ok(&self.region[start..end])
+        Ok((start, end))
     }
 }
 

@@ -71,6 +71,24 @@ impl Query {
         terms.into_iter().collect()
     }
 
+    /// The distinct terms that stand in a phrase of the query, sorted: those whose positions
+    /// its evaluation reads.
+    pub fn phrase_terms(&self) -> Vec<&str> {
+        let mut terms = BTreeSet::new();
+        self.collect_phrase_terms(&mut terms);
+        terms.into_iter().collect()
+    }
+
+    fn collect_phrase_terms<'a>(&'a self, terms: &mut BTreeSet<&'a str>) {
+        match self {
+            Query::Term(_) => {}
+            Query::Bool(bool_query) => bool_query
+                .clauses()
+                .for_each(|(_, clause)| clause.collect_phrase_terms(terms)),
+            Query::Phrase(phrase) => terms.extend(phrase.terms.iter().map(|(_, t)| t.as_str())),
+        }
+    }
+
     fn collect_terms<'a>(&'a self, terms: &mut BTreeSet<&'a str>) {
         match self {
             Query::Term(term) => {

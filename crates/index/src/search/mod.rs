@@ -33,7 +33,7 @@ pub use cancel::CancelScope;
 pub use collection_stats::CollectionStats;
 pub use index_reader::{IndexReader, LoadMode};
 pub use phrase_matcher::SloppyPhrase;
-pub use postings_source::{PostingsSource, TermBlocks};
+pub use postings_source::{PostingsSource, TermBlocks, TermPositionBlocks};
 pub use query_terms::{QueryTerms, TermEntry};
 pub use searcher::{SearchOptions, SearchResult, Searcher};
 pub use stats::SearchStats;

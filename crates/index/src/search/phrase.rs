@@ -8,12 +8,34 @@
 
 use super::bm25::Bm25;
 use super::phrase_matcher::{exact_phrase_freq, exact_phrase_occurs, SloppyPhrase};
+use super::postings_source::TermPositionBlocks;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::top_k::{Hit, TopK};
-use crate::format::{BlockPositionsReader, TermPositions};
+use crate::format::{BlockPositionsReader, PositionsError, TermPositions};
 use crate::segment::SegmentReader;
 use crate::IndexError;
+
+/// Where a phrase term's positions are read: the segment's positions file, or a postings
+/// source (the tier's cache) that holds them.
+pub enum PositionsRegion<'a> {
+    /// The term's region of the positions file, checked against its checksum.
+    File(TermPositions<'a>),
+    /// Blocks held by a source, pinned there while the query runs.
+    Held(Box<dyn TermPositionBlocks + 'a>),
+}
+
+impl PositionsRegion<'_> {
+    /// The positions bytes of posting block `block`.
+    fn block(&self, block: usize) -> Result<&[u8], PositionsError> {
+        match self {
+            PositionsRegion::File(region) => region.block(block),
+            PositionsRegion::Held(blocks) => blocks
+                .block(block)
+                .ok_or(PositionsError::Malformed("block past the term's postings")),
+        }
+    }
+}
 
 /// One term of a phrase in one segment: its cursor and its positions.
 pub struct PhraseTerm<'a> {
@@ -22,7 +44,7 @@ pub struct PhraseTerm<'a> {
     offset: u32,
     /// Which of the phrase's distinct terms it is.
     term_id: usize,
-    region: TermPositions<'a>,
+    region: PositionsRegion<'a>,
     reader: BlockPositionsReader,
     /// The block the reader and the running sum below are for, the posting the sum reaches,
     /// the values before it in the block, and the block's total.
@@ -40,7 +62,7 @@ impl<'a> PhraseTerm<'a> {
         cursor: TermCursor<'a>,
         offset: u32,
         term_id: usize,
-        region: TermPositions<'a>,
+        region: PositionsRegion<'a>,
     ) -> PhraseTerm<'a> {
         PhraseTerm {
             cursor,

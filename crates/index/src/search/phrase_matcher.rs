@@ -208,7 +208,7 @@ impl SloppyPhrase {
             self.queue.push(c);
         }
         let mut queue = std::mem::take(&mut self.queue);
-        queue.sort_unstable_by(|&a, &b| self.key(b).cmp(&self.key(a)));
+        queue.sort_unstable_by_key(|&c| std::cmp::Reverse(self.key(c)));
         self.queue = queue;
         let mut freq = 0f32;
         let weight = |length: i64| 1f32 / (1f32 + length as f32);

@@ -21,6 +21,14 @@ pub trait TermBlocks: Send {
     fn freqs(&self, block: usize) -> &[u8];
 }
 
+/// One term's positions, held somewhere other than the segment's positions file: the bytes of
+/// each posting block's positions, as [`crate::format::TermPositions::block`] returns them
+/// (`None` for a block index past the term's blocks).
+pub trait TermPositionBlocks: Send {
+    /// The positions bytes of posting block `block`, exactly.
+    fn block(&self, block: usize) -> Option<&[u8]>;
+}
+
 /// A provider of terms' blocks, shared by the query threads.
 pub trait PostingsSource: Sync {
     /// The blocks of `term` of segment `segment` (its index in the reader), or `None` when the
@@ -30,4 +38,15 @@ pub trait PostingsSource: Sync {
         segment: usize,
         term: &TermEntry,
     ) -> Result<Option<Box<dyn TermBlocks + '_>>, IndexError>;
+
+    /// The positions of `term` of segment `segment`, or `None` when the source does not hold
+    /// them (the phrase then reads the positions file). Asked only for terms that stand in a
+    /// phrase.
+    fn positions(
+        &self,
+        _segment: usize,
+        _term: &TermEntry,
+    ) -> Result<Option<Box<dyn TermPositionBlocks + '_>>, IndexError> {
+        Ok(None)
+    }
 }

@@ -317,7 +317,7 @@ fn compile_phrase<'s>(
         let Some(cursor) = opener.open(term, 0.0)? else {
             return Ok(Node::Empty);
         };
-        let region = opener.segment.verified_positions(&entry)?;
+        let region = opener.positions(&entry)?;
         let term_id = phrase
             .terms
             .iter()

@@ -1,8 +1,10 @@
 //! Opens the cursors of one segment for a query: from the resolved terms, through the
 //! postings source when there is one.
 
+use super::phrase::PositionsRegion;
 use super::postings_source::PostingsSource;
 use super::query_terms::QueryTerms;
+use super::query_terms::TermEntry;
 use super::term_cursor::TermCursor;
 use crate::segment::SegmentReader;
 use crate::IndexError;
@@ -31,5 +33,18 @@ impl<'a> TermOpener<'a> {
             _ => None,
         };
         TermCursor::with_blocks(self.segment, entry, weight, blocks).map(Some)
+    }
+
+    /// The positions of `entry`'s term: from the source when it holds them, else the
+    /// segment's positions file (checked against its checksum on first use).
+    pub fn positions(&self, entry: &TermEntry) -> Result<PositionsRegion<'a>, IndexError> {
+        if let Some(source) = self.source {
+            if let Some(held) = source.positions(self.index, entry)? {
+                return Ok(PositionsRegion::Held(held));
+            }
+        }
+        self.segment
+            .verified_positions(entry)
+            .map(PositionsRegion::File)
     }
 }

@@ -27,7 +27,7 @@ use apcache_index::format::HEADER_LEN;
 use apcache_index::query::Query;
 use apcache_index::search::{
     CancelScope, CollectionStats, IndexReader, PostingsSource, QueryTerms, SearchOptions,
-    SearchResult, SearchStats, Searcher, TermEntry,
+    SearchResult, SearchStats, Searcher,
 };
 use apcache_index::IndexError;
 
@@ -36,12 +36,12 @@ use super::mode::ServingMode;
 use super::pipeline::Prepared;
 use super::serve::postings_paths;
 use super::sources::{CacheSource, HitCounters};
+use super::staging::{warm_positions, CacheJob, Staging};
 use crate::cache_error::CacheError;
 use crate::loader::{open_loader, LoaderKind, LoaderOptions, StorageLoader};
 use crate::postings_cache::{CacheCounters, Ensured, Prefetch};
 use crate::result_cache::{ResultCacheCounters, ResultKey};
 use crate::stack::ServingStack;
-use crate::term_layout::TermLayout;
 
 /// Hybrid-mode jobs waiting for the worker, at most (a full queue drops new jobs).
 const HYBRID_JOBS: usize = 1024;
@@ -324,7 +324,7 @@ struct Shared {
     /// Jobs for the prefetch worker, in admission order (prefetching modes).
     to_worker: Option<crossbeam_channel::Sender<Arc<Job>>>,
     /// Terms queries missed, for the hybrid worker.
-    hybrid_jobs: Option<crossbeam_channel::Sender<(usize, TermEntry)>>,
+    hybrid_jobs: Option<crossbeam_channel::Sender<CacheJob>>,
     counters: HitCounters,
     /// Jobs finished since the last miss (a term read from storage, or loaded into the tier),
     /// and the miss count seen then: while the cache has not missed for [`QUIET_JOBS`] jobs,
@@ -618,8 +618,7 @@ fn query_thread(shared: &Shared) {
     let searcher = Searcher::new(shared.reader());
     let mut own_terms = QueryTerms::default();
     let mode = shared.stack.config.mode;
-    let mut layout = TermLayout::default();
-    let mut segments = Vec::new();
+    let mut staging = Staging::default();
     loop {
         let job = {
             let mut queue = shared.lock();
@@ -646,13 +645,13 @@ fn query_thread(shared: &Shared) {
             // Taken at once: nothing to prepare ahead of (base-prefetch reads as it goes).
             (ServingMode::BasePrefetch { .. }, None) => None,
             (ServingMode::HybridPrefetch, None) => {
-                preparation(shared, &job, Ahead::No, &mut layout, &mut segments).ready()
+                preparation(shared, &job, Ahead::No, &mut staging).ready()
             }
             (ServingMode::HybridPrefetch, Some(turn))
                 if shared.worker_next.load(Ordering::Acquire) == turn =>
             {
                 job.wait_prepared(Some(&mut || {
-                    preparation(shared, &job, Ahead::Yes, &mut layout, &mut segments)
+                    preparation(shared, &job, Ahead::Yes, &mut staging)
                 }))
             }
             _ => job.wait_prepared(None),
@@ -760,8 +759,7 @@ fn run_job(
 /// cache's adaptive rule allows) or read into the page cache (`base-prefetch`, at most
 /// `lookahead` jobs ahead of the query threads).
 fn prefetch_worker(shared: &Shared, jobs: crossbeam_channel::Receiver<Arc<Job>>) {
-    let mut layout = TermLayout::default();
-    let mut segments = Vec::new();
+    let mut staging = Staging::default();
     loop {
         let job = match jobs.recv_timeout(Duration::from_millis(50)) {
             Ok(job) => job,
@@ -781,7 +779,7 @@ fn prefetch_worker(shared: &Shared, jobs: crossbeam_channel::Receiver<Arc<Job>>)
         }
         // Unless the query thread that took it first prepared it.
         if job.start_preparing() {
-            let preparation = preparation(shared, &job, Ahead::Yes, &mut layout, &mut segments);
+            let preparation = preparation(shared, &job, Ahead::Yes, &mut staging);
             job.publish(preparation);
         }
         let turn = job
@@ -814,19 +812,11 @@ impl Preparation {
 /// Prepares `job` unless it is cancelled or past its deadline: the preparation to publish.
 /// A failure leaves the job to read from storage what could not be staged (and to meet the
 /// same error there if it is the index's); it is counted.
-fn preparation(
-    shared: &Shared,
-    job: &Job,
-    ahead: Ahead,
-    layout: &mut TermLayout,
-    segments: &mut Vec<u32>,
-) -> Preparation {
+fn preparation(shared: &Shared, job: &Job, ahead: Ahead, staging: &mut Staging) -> Preparation {
     if job.is_cancelled() || job.past_deadline() {
         return Preparation::Skipped;
     }
-    match catch_unwind(AssertUnwindSafe(|| {
-        prepare(shared, job, ahead, layout, segments)
-    })) {
+    match catch_unwind(AssertUnwindSafe(|| prepare(shared, job, ahead, staging))) {
         Ok(Ok(p)) => Preparation::Ready(p),
         Ok(Err(_)) => {
             shared.tallies.load_errors.fetch_add(1, Ordering::Relaxed);
@@ -844,43 +834,28 @@ fn prepare(
     shared: &Shared,
     job: &Job,
     ahead: Ahead,
-    layout: &mut TermLayout,
-    segments: &mut Vec<u32>,
+    staging: &mut Staging,
 ) -> Result<Prepared, LiveError> {
     let reader = shared.reader();
-    let terms = QueryTerms::resolve(reader, &job.request.query)?;
+    let query = &job.request.query;
+    let terms = QueryTerms::resolve(reader, query)?;
     let mut reserved = Vec::new();
     match (shared.stack.config.mode, shared.stack.cache.as_ref()) {
         (ServingMode::HybridPrefetch, Some(cache)) => {
-            for (_, entries) in terms.iter() {
-                for (segment, entry) in entries.iter().enumerate() {
-                    let Some(entry) = entry else { continue };
-                    let prefetch = (ahead == Ahead::Yes).then_some(Prefetch {
-                        query: job.seq,
-                        adaptive: true,
-                    });
-                    let ensured = cache.ensure(
-                        segment,
-                        &reader.segments()[segment],
-                        entry,
-                        prefetch,
-                        layout,
-                        segments,
-                    )?;
-                    match ensured {
-                        Ensured::Hit(_) => {
-                            shared.counters.hits.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Ensured::Loaded(_) => {
-                            shared.counters.misses.fetch_add(1, Ordering::Relaxed);
-                        }
-                        // The query thread counts the miss when it reads storage.
-                        Ensured::Bypassed => continue,
-                    }
-                    if ahead == Ahead::Yes {
-                        reserved.push((segment, entry.ordinal));
-                    }
-                }
+            let prefetch = (ahead == Ahead::Yes).then_some(Prefetch {
+                query: job.seq,
+                adaptive: true,
+            });
+            let staged = staging.stage_query(cache, reader, query, &terms, prefetch, |e| {
+                match e {
+                    Ensured::Hit(_) => shared.counters.hits.fetch_add(1, Ordering::Relaxed),
+                    Ensured::Loaded(_) => shared.counters.misses.fetch_add(1, Ordering::Relaxed),
+                    // The query thread counts the miss when it reads storage.
+                    Ensured::Bypassed => 0,
+                };
+            })?;
+            if ahead == Ahead::Yes {
+                reserved = staged;
             }
         }
         _ => {
@@ -896,31 +871,24 @@ fn prepare(
                         })?;
                 }
             }
+            warm_positions(reader, query, &terms)?;
         }
     }
     Ok(Prepared::new(terms, reserved))
 }
 
 /// `hybrid`'s worker: caches the terms queries missed, until the service stops.
-fn hybrid_worker(shared: &Shared, jobs: crossbeam_channel::Receiver<(usize, TermEntry)>) {
+fn hybrid_worker(shared: &Shared, jobs: crossbeam_channel::Receiver<CacheJob>) {
     let Some(cache) = shared.stack.cache.as_ref() else {
         return;
     };
     let reader = shared.reader();
-    let mut layout = TermLayout::default();
-    let mut segments = Vec::new();
+    let mut staging = Staging::default();
     loop {
         match jobs.recv_timeout(Duration::from_millis(50)) {
-            Ok((segment, entry)) => {
+            Ok(job) => {
                 let ensured = catch_unwind(AssertUnwindSafe(|| {
-                    cache.ensure(
-                        segment,
-                        &reader.segments()[segment],
-                        &entry,
-                        None,
-                        &mut layout,
-                        &mut segments,
-                    )
+                    staging.ensure(cache, reader, job, None)
                 }));
                 match ensured {
                     Err(_) => shared.tallies.panics.fetch_add(1, Ordering::Relaxed),

@@ -23,6 +23,7 @@ mod mode;
 mod pipeline;
 mod serve;
 mod sources;
+mod staging;
 
 pub use batch::run_batch;
 pub use live::{LiveAnswer, LiveConfig, LiveCounters, LiveError, LiveRequest, LiveService, Ticket};

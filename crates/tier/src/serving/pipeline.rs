@@ -6,11 +6,13 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 
 use apcache_index::search::QueryTerms;
 
+use crate::postings_cache::Part;
+
 /// A prepared query: its resolved terms, and the terms the worker reserved for it.
 #[derive(Debug, Default)]
 pub(super) struct Prepared {
     pub terms: QueryTerms,
-    pub reserved: Vec<(usize, u64)>,
+    pub reserved: Vec<(usize, u64, Part)>,
     /// Nothing was prepared: the result cache held the query's answer when the worker
     /// reached it.
     pub nothing: bool,
@@ -18,7 +20,7 @@ pub(super) struct Prepared {
 
 impl Prepared {
     /// A query's preparation.
-    pub fn new(terms: QueryTerms, reserved: Vec<(usize, u64)>) -> Prepared {
+    pub fn new(terms: QueryTerms, reserved: Vec<(usize, u64, Part)>) -> Prepared {
         Prepared {
             terms,
             reserved,

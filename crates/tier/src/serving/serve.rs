@@ -16,11 +16,11 @@ use super::cached_evaluation::evaluate_and_cache;
 use super::mode::ServingMode;
 use super::pipeline::{Pipeline, Prepared};
 use super::sources::{CacheSource, HitCounters};
+use super::staging::{warm_positions, CacheJob, Staging};
 use crate::cache_error::CacheError;
 use crate::loader::{open_loader, Emulation, LoaderKind, LoaderOptions, StorageLoader};
 use crate::postings_cache::{CacheCounters, Ensured, PostingsCache, Prefetch};
 use crate::result_cache::ResultCache;
-use crate::term_layout::TermLayout;
 
 /// The most queries the `hybrid-prefetch` worker prepares ahead of the query threads: not a
 /// tuning knob (the cache's rule decides how far it runs), a bound on the DRAM its prepared
@@ -289,6 +289,7 @@ impl<'r> Server<'r> {
                 evictions: after.evictions - before.evictions,
                 waits: after.waits - before.waits,
                 bypassed: after.bypassed - before.bypassed,
+                positions_loaded: after.positions_loaded - before.positions_loaded,
             }
         });
         let result_cache_hits = outcomes.iter().filter(|o| o.from_result_cache).count() as u64;
@@ -330,7 +331,7 @@ impl<'r> Server<'r> {
         queries: &[Query],
         pipeline: &Pipeline,
         counters: &HitCounters,
-        jobs: &crossbeam_channel::Sender<(usize, apcache_index::search::TermEntry)>,
+        jobs: &crossbeam_channel::Sender<CacheJob>,
         outcomes: &Mutex<Vec<Option<QueryOutcome>>>,
     ) -> Result<(), CacheError> {
         let searcher = Searcher::new(self.reader);
@@ -461,6 +462,7 @@ impl<'r> Server<'r> {
                     }
                 }
             }
+            warm_positions(self.reader, query, &terms)?;
             pipeline.publish(j, Prepared::new(terms, Vec::new()));
             self.sample(pipeline, samples, started);
         }
@@ -478,8 +480,7 @@ impl<'r> Server<'r> {
         started: Instant,
     ) -> Result<(), CacheError> {
         let cache = self.cache.expect("checked at creation");
-        let mut layout = TermLayout::default();
-        let mut segments = Vec::new();
+        let mut staging = Staging::default();
         for (j, query) in queries.iter().enumerate() {
             {
                 let mut state = pipeline.lock();
@@ -496,35 +497,19 @@ impl<'r> Server<'r> {
                 continue;
             }
             let terms = QueryTerms::resolve(self.reader, query)?;
-            let mut reserved = Vec::new();
-            for (_, entries) in terms.iter() {
-                for (segment, entry) in entries.iter().enumerate() {
-                    let Some(entry) = entry else { continue };
-                    let prefetch = Prefetch {
-                        query: j as u64,
-                        adaptive: true,
-                    };
-                    let ensured = cache.ensure(
-                        segment,
-                        &self.reader.segments()[segment],
-                        entry,
-                        Some(prefetch),
-                        &mut layout,
-                        &mut segments,
-                    )?;
-                    match ensured {
-                        Ensured::Hit(_) => {
-                            counters.hits.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Ensured::Loaded(_) => {
-                            counters.misses.fetch_add(1, Ordering::Relaxed);
-                        }
+            let prefetch = Prefetch {
+                query: j as u64,
+                adaptive: true,
+            };
+            let reserved =
+                staging.stage_query(cache, self.reader, query, &terms, Some(prefetch), |e| {
+                    match e {
+                        Ensured::Hit(_) => counters.hits.fetch_add(1, Ordering::Relaxed),
+                        Ensured::Loaded(_) => counters.misses.fetch_add(1, Ordering::Relaxed),
                         // The query thread counts the miss when it reads storage.
-                        Ensured::Bypassed => continue,
-                    }
-                    reserved.push((segment, entry.ordinal));
-                }
-            }
+                        Ensured::Bypassed => 0,
+                    };
+                })?;
             pipeline.publish(j, Prepared::new(terms, reserved));
             self.sample(pipeline, samples, started);
         }
@@ -535,23 +520,15 @@ impl<'r> Server<'r> {
     /// and the queue is empty.
     fn cache_on_demand(
         &self,
-        jobs: crossbeam_channel::Receiver<(usize, apcache_index::search::TermEntry)>,
+        jobs: crossbeam_channel::Receiver<CacheJob>,
         done: &AtomicU64,
     ) -> Result<(), CacheError> {
         let cache = self.cache.expect("checked at creation");
-        let mut layout = TermLayout::default();
-        let mut segments = Vec::new();
+        let mut staging = Staging::default();
         loop {
             match jobs.recv_timeout(Duration::from_millis(5)) {
-                Ok((segment, entry)) => {
-                    cache.ensure(
-                        segment,
-                        &self.reader.segments()[segment],
-                        &entry,
-                        None,
-                        &mut layout,
-                        &mut segments,
-                    )?;
+                Ok(job) => {
+                    staging.ensure(cache, self.reader, job, None)?;
                 }
                 Err(_) if done.load(Ordering::Acquire) == 1 => return Ok(()),
                 Err(_) => {}

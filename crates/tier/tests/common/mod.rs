@@ -8,7 +8,7 @@ use std::sync::mpsc;
 
 use apcache_index::indexer::{build_index_from_documents, IndexOptions};
 use apcache_index::ingest::Document;
-use apcache_index::query::{BoolQuery, Query};
+use apcache_index::query::{BoolQuery, PhraseQuery, Query};
 use apcache_index::search::IndexReader;
 use apcache_tier::serving::{LiveRequest, LiveService};
 
@@ -80,6 +80,29 @@ pub fn queries(count: usize, seed: u64) -> Vec<Query> {
                 0 => term(a),
                 1 => two(a, b, true),
                 _ => two(a, b, false),
+            }
+        })
+        .collect()
+}
+
+/// Phrases of two or three frequent words, exact and sloppy, some alone and some OR'ed with
+/// a term, with repeats.
+pub fn phrases(count: usize, seed: u64) -> Vec<Query> {
+    let mut rng = Rng(seed);
+    (0..count)
+        .map(|_| {
+            let len = 2 + rng.next() as usize % 2;
+            let terms = (0..len as u32).map(|i| (i, word(rng.zipf(30)))).collect();
+            let slop = [0, 0, 2][rng.next() as usize % 3];
+            let phrase = Query::Phrase(PhraseQuery { terms, slop });
+            if rng.next().is_multiple_of(4) {
+                Query::Bool(BoolQuery {
+                    must: vec![],
+                    should: vec![phrase, term(rng.zipf(40))],
+                    must_not: vec![],
+                })
+            } else {
+                phrase
             }
         })
         .collect()
