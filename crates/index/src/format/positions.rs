@@ -239,9 +239,11 @@ impl BlockPositionsReader {
             } else {
                 values
             };
-            for &gap in values {
+            let start = out.len();
+            out.resize(start + values.len(), 0);
+            for (slot, &gap) in out[start..].iter_mut().zip(values) {
                 position += u64::from(gap) + 1;
-                out.push(position as u32);
+                *slot = position as u32;
             }
             at += run;
         }

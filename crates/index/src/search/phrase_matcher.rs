@@ -29,6 +29,11 @@ fn count_exact(positions: &[&[u32]], offsets: &[u32], limit: u32) -> u32 {
     let Some((lead, others)) = positions.split_first() else {
         return 0;
     };
+    if let ([other], [lead_offset, other_offset]) = (others, offsets) {
+        if other_offset >= lead_offset {
+            return count_pairs(lead, other, other_offset - lead_offset, limit);
+        }
+    }
     let lead_offset = i64::from(offsets[0]);
     // At most 64 cursors on the stack; a longer phrase is rare enough to allocate.
     let mut stack = [0usize; 64];
@@ -63,6 +68,48 @@ fn count_exact(positions: &[&[u32]], offsets: &[u32], limit: u32) -> u32 {
         }
     }
     count
+}
+
+/// Two terms, the second `distance` after the first: the places where `a` holds `p` and `b`
+/// holds `p + distance`, counted up to `limit`. A merge of the two lists, each step moving
+/// the one behind.
+fn count_pairs(a: &[u32], b: &[u32], distance: u32, limit: u32) -> u32 {
+    let (mut i, mut j, mut count) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let want = u64::from(a[i]) + u64::from(distance);
+        let have = u64::from(b[j]);
+        if have < want {
+            j += 1;
+        } else {
+            if have == want {
+                count += 1;
+                if count >= limit {
+                    break;
+                }
+                j += 1;
+            }
+            i += 1;
+        }
+    }
+    count
+}
+
+/// Whether some `p` of `a` and `q` of `b` have `|(q - b_offset) - (p - a_offset)| <= slop`.
+fn within_slop(a: &[u32], a_offset: i64, b: &[u32], b_offset: i64, slop: i64) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let x = i64::from(a[i]) - a_offset;
+        let y = i64::from(b[j]) - b_offset;
+        if (x - y).abs() <= slop {
+            return true;
+        }
+        if x < y {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    false
 }
 
 /// One phrase term's cursor over its positions in the document (Lucene's `PhrasePositions`).
@@ -177,6 +224,13 @@ impl SloppyPhrase {
     /// Whether the phrase occurs within the slop at all: the sweep of [`SloppyPhrase::freq`]
     /// stopped at its first match.
     pub fn occurs(&mut self, positions: &[&[u32]]) -> bool {
+        if let ([a, b], true) = (positions, self.groups.is_empty()) {
+            // Two distinct terms match where their positions, less their offsets, come within
+            // the slop of each other (the sweep finds a match exactly then; the property
+            // tests check it): a merge of the two lists finds the closest pair.
+            let (oa, ob) = (self.cursors[0].offset, self.cursors[1].offset);
+            return within_slop(a, oa, b, ob, self.slop);
+        }
         self.sweep(positions, true) > 0.0
     }
 
