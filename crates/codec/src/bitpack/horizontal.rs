@@ -16,22 +16,23 @@ pub(crate) fn pack(values: &[u32], bits: u32, out: &mut Vec<u8>) {
     if bits == 0 {
         return;
     }
-    let mask = low_mask(bits);
+    let mask = u64::from(low_mask(bits));
     let mut acc = 0u64;
+    // Below 32 before each value, so a value of up to 32 bits always fits the accumulator;
+    // whole 32-bit words leave it four bytes at a time.
     let mut filled = 0u32;
     out.reserve(packed_len(values.len(), bits));
     for &v in values {
-        acc |= u64::from(v & mask) << filled;
+        acc |= (u64::from(v) & mask) << filled;
         filled += bits;
-        while filled >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            filled -= 8;
+        if filled >= 32 {
+            out.extend_from_slice(&(acc as u32).to_le_bytes());
+            acc >>= 32;
+            filled -= 32;
         }
     }
-    if filled > 0 {
-        out.push(acc as u8);
-    }
+    let rest = filled.div_ceil(8) as usize;
+    out.extend_from_slice(&acc.to_le_bytes()[..rest]);
 }
 
 /// Reads 8 bytes at `at` as a little-endian u64, zero-filling past the end of `input`.

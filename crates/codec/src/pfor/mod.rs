@@ -109,7 +109,8 @@ fn plan(values: &[u32], exceptions: bool, aligned_highs: bool) -> Plan {
         }
     }
     for b in 0..max_b {
-        let wider = &histogram[b as usize + 1..];
+        // Widths above `max_b` are empty.
+        let wider = &histogram[b as usize + 1..=max_b as usize];
         let e: usize = wider.iter().sum();
         let lows = horizontal::packed_len(n, b);
         let hb = max_b - b;
@@ -175,34 +176,43 @@ pub(crate) fn encode(values: &[u32], layout: Layout, exceptions: bool, out: &mut
             out.push(MODE_BITMAP << 6 | b as u8);
             out.push(hb as u8);
             pack_lows(values, b, layout, out);
-            let mut bitmap = vec![0u8; values.len().div_ceil(8)];
-            let mut highs = Vec::new();
+            let bitmap_at = out.len();
+            out.resize(bitmap_at + values.len().div_ceil(8), 0);
+            let mut highs = [0u32; BLOCK_LEN];
+            let mut e = 0;
             for (i, &v) in values.iter().enumerate() {
                 if bit_width(v) > b {
-                    bitmap[i / 8] |= 1 << (i % 8);
-                    highs.push(v >> b);
+                    out[bitmap_at + i / 8] |= 1 << (i % 8);
+                    highs[e] = v >> b;
+                    e += 1;
                 }
             }
-            out.extend_from_slice(&bitmap);
+            let highs = &highs[..e];
             if aligned_highs {
                 let width = aligned_high_bytes(hb);
                 for high in highs {
                     out.extend_from_slice(&high.to_le_bytes()[..width]);
                 }
             } else {
-                horizontal::pack(&highs, hb, out);
+                horizontal::pack(highs, hb, out);
             }
         }
         Plan::VByte { b } => {
             out.push(MODE_VBYTE << 6 | b as u8);
-            let exceptions: Vec<usize> = (0..values.len())
-                .filter(|&i| bit_width(values[i]) > b)
-                .collect();
-            out.push(exceptions.len() as u8);
+            let mut exceptions = [0u8; BLOCK_LEN];
+            let mut e = 0;
+            for (i, &v) in values.iter().enumerate() {
+                if bit_width(v) > b {
+                    exceptions[e] = i as u8;
+                    e += 1;
+                }
+            }
+            let exceptions = &exceptions[..e];
+            out.push(e as u8);
             pack_lows(values, b, layout, out);
-            out.extend(exceptions.iter().map(|&i| i as u8));
-            for &i in &exceptions {
-                write_vbyte(values[i] >> b, out);
+            out.extend_from_slice(exceptions);
+            for &i in exceptions {
+                write_vbyte(values[usize::from(i)] >> b, out);
             }
         }
     }
