@@ -1,5 +1,6 @@
 """apcache.ray: a sharded index on a local Ray gives one index's counts, top 10 and scores;
-a shard that dies fails the query by name; the HTTP front answers as `apcache serve` does.
+a shard that dies fails the query by name, a query past its deadline fails with QueryTimeout.
+The HTTP front is tested in test_ray_http.py (the same Ray session: conftest.py).
 
 The queries are drawn from the shared query sets (luceneutil's tasks: terms, conjunctions,
 disjunctions, phrases; the search-benchmark-game's unions, intersections and phrases).
@@ -9,22 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import subprocess
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List
 
 import pytest
 import ray  # a missing Ray is a failure, never a skip
 
 import apcache
 import apcache.ray as ar
-from conftest import REPO, SAMPLE, apcache_bin, sample_documents
+from conftest import REPO, http, start_server
 
 # Ray Serve's own modules warn of deprecations in their dependencies (pydantic).
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -65,43 +61,6 @@ def shared_queries() -> List[str]:
 
 
 QUERIES = shared_queries()
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
-    try:
-        from ray import serve
-
-        serve.shutdown()
-    finally:
-        ray.shutdown()
-
-
-def documents() -> Iterator[Tuple[str, str, str]]:
-    # Ids are the documents' numbers in input order, as `apcache index` gives them, so the
-    # sharded answers compare with the binary's index of the sample, and with its server.
-    for i, (title, body) in enumerate(sample_documents()):
-        yield str(i), title, body
-
-
-@pytest.fixture(scope="module")
-def sharded_paths(local_ray: None, tmp_path_factory: pytest.TempPathFactory) -> Dict[int, Path]:
-    paths = {}
-    for shards in (4, 1):
-        path = tmp_path_factory.mktemp("ray") / f"sharded{shards}"
-        report = ar.build_sharded(documents(), path, shards=shards)
-        assert report["documents"] == 1744
-        assert len(report["shard_reports"]) == shards
-        paths[shards] = path
-    return paths
-
-
-@pytest.fixture(scope="module")
-def four(sharded_paths: Dict[int, Path]) -> Iterator[ar.ShardedIndex]:
-    with ar.ShardedIndex(sharded_paths[4], index_options={"threads": 1}, num_cpus=0.1) as index:
-        yield index
 
 
 @pytest.fixture(scope="module")
@@ -191,6 +150,23 @@ def test_shards_with_a_postings_cache_score_the_same(
         stats = cached.shard_stats()
         assert {s["mode"] for s in stats} == {"hybrid-prefetch"}
         assert sum(s["cache_hits"] + s["cache_misses"] for s in stats) > 0
+        # The front's description: what `apcache serve` says of each shard in the same mode,
+        # summed (the postings caches' segments among it).
+        dirs = ar.Layout.read(sharded_paths[4]).dirs
+        (tmp_path / "server").mkdir()
+        server, url = start_server(
+            [f"s{i}={d}" for i, d in enumerate(dirs)],
+            "--mode", "hybrid-prefetch", "--cache-size", "8MiB", "--tier-dir", str(tmp_path / "server"),
+        )
+        try:
+            shards = http(url + "/indexes").json()["indexes"]
+        finally:
+            server.terminate()
+            server.wait(30)
+        described = cached.describe()
+        assert described["mode"] == "hybrid-prefetch" and described["cache_segments"] > 0
+        for key in ("docs", "segments", "search_bytes", "store_bytes", "cache_segments"):
+            assert described[key] == sum(s[key] for s in shards), key
 
 
 def test_the_query_set_is_not_trivial(single: apcache.Index) -> None:
@@ -283,106 +259,29 @@ def test_a_replica_takes_over_a_dead_one(sharded_paths: Dict[int, Path], single:
     index.close()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def test_a_passed_deadline_runs_no_phase(four: ar.ShardedIndex) -> None:
+    # The HTTP front's 504: a deadline already past when the query starts runs nothing.
+    with pytest.raises(ar.QueryTimeout) as raised:
+        four.search("river", deadline=time.monotonic())
+    assert raised.value.phase == "statistics" and isinstance(raised.value, apcache.ApcacheError)
+    with pytest.raises(ar.QueryTimeout):
+        four.count("river", deadline=time.monotonic() - 1)
+    # A deadline far enough ahead changes nothing.
+    assert four.count("river", deadline=time.monotonic() + 60) == four.count("river")
 
 
-def fetch(url: str, body: Any = None) -> Tuple[int, Dict[str, Any]]:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
-
-
-@pytest.fixture(scope="module")
-def fronts(four: ar.ShardedIndex, cli_index: Path) -> Iterator[Tuple[str, str]]:
-    """(the sharded front's URL, `apcache serve`'s URL), both serving the index as "wiki"."""
-    sharded = ar.serve_sharded(four, "wiki", port=free_port())
-    port = free_port()
-    server = subprocess.Popen(
-        [str(apcache_bin()), "serve", f"wiki={cli_index}", "--addr", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    native = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                fetch(native + "/health")
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield sharded, native
-    finally:
-        server.terminate()
-        server.wait(30)
-
-
-def without(body: Dict[str, Any], *keys: str) -> Dict[str, Any]:
-    return {k: v for k, v in body.items() if k not in keys}
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/indexes/wiki/search?q=river+valley&k=5",
-        "/indexes/wiki/search?q=%2Bgriffith+%2Bobservatory&count=true",
-        "/indexes/wiki/search?q=%22new+york%22&k=3&offset=2&count=true",
-        "/indexes/wiki/search?q=the+Rivers&default_operator=and&k=2",
-        "/indexes/wiki/search?q=(unbalanced",
-        "/indexes/nothere/search?q=river",
-        "/indexes/wiki/search?k=3",
-    ],
-)
-def test_the_native_search_answers_as_apcache_serve(fronts: Tuple[str, str], path: str) -> None:
-    sharded, native = fronts
-    ours, theirs = fetch(sharded + path), fetch(native + path)
-    assert ours[0] == theirs[0]
-    if ours[0] == 200:
-        assert without(ours[1], "took_us") == without(theirs[1], "took_us")
-    else:
-        assert ours[1]["error"]["type"] == theirs[1]["error"]["type"]
-
-
-@pytest.mark.parametrize(
-    "path, body",
-    [
-        ("/wiki/_search?q=river&size=3", None),
-        ("/wiki/_search", {"query": {"match": {"body": "c++ river -valley"}}, "size": 4}),
-        ("/wiki/_search", {"query": {"query_string": {"query": "+music +jazz"}}, "track_total_hits": True, "from": 2}),
-        ("/wiki/_search", {"query": {"match": {"body": {"query": "new york", "operator": "and"}}}, "_source": ["title"]}),
-        ("/wiki/_search", {"query": {"match_all": {}}, "size": 3, "from": 5}),
-        ("/wiki/_count?q=river", None),
-        ("/wiki/_count", {"query": {"match": {"body": "river valley"}}}),
-        ("/wiki/_search", {"query": {"match": {"title": "river"}}}),
-    ],
-)
-def test_the_elasticsearch_subset_answers_as_apcache_serve(fronts: Tuple[str, str], path: str, body: Any) -> None:
-    sharded, native = fronts
-    ours, theirs = fetch(sharded + path, body), fetch(native + path, body)
-    assert ours[0] == theirs[0], (ours, theirs)
-    if ours[0] != 200:
-        assert ours[1]["error"]["type"] == theirs[1]["error"]["type"]
-        return
-    ours_body, theirs_body = without(ours[1], "took", "_shards"), without(theirs[1], "took", "_shards")
-    assert ours_body == theirs_body
-    assert ours[1]["_shards"]["total"] == 4 and ours[1]["_shards"]["failed"] == 0
-
-
-def test_the_front_answers_as_the_coordinator(fronts: Tuple[str, str], four: ar.ShardedIndex) -> None:
-    sharded, _ = fronts
-    status, body = fetch(sharded + "/indexes/wiki/search?q=station+railway&k=10&count=true")
-    assert status == 200
-    result = four.search("station railway", k=10, count=True)
-    assert body["total"] == {"value": result.total, "exact": True}
-    assert [h["id"] for h in body["hits"]] == [h.id for h in result.hits]
-    assert [h["score"] for h in body["hits"]] == pytest.approx([h.score for h in result.hits], rel=1e-7)
-    status, root = fetch(sharded + "/")
-    assert status == 200 and root["version"]["number"].startswith("8.")
-    status, doc = fetch(sharded + "/wiki/_doc/17")
-    assert status == 200 and doc["found"] and doc["_source"]["title"] == four.document("17")["title"]
+def test_the_shards_check_the_parsed_query_against_the_limits(four: ar.ShardedIndex) -> None:
+    many = " ".join(f"word{i}" for i in range(20))
+    with pytest.raises(ar.QueryTooLarge, match="the query has 20 distinct terms; at most 19 are accepted"):
+        four.search(many, limits=(19, 32))
+    with pytest.raises(ar.QueryTooLarge, match="20 distinct terms"):
+        four.count(many, limits=(19, 32))
+    assert four.search(many, limits=(20, 32)).total == four.search(many).total
+    # Three groups in one another, under an outer group of two clauses: 4 levels.
+    nested = "a (b (c (d e)))"
+    with pytest.raises(ar.QueryTooLarge, match="the query nests 4 levels deep; at most 3 are accepted"):
+        four.search(nested, limits=(1024, 3))
+    assert four.count(nested, limits=(1024, 4)) == four.count(nested)
+    # Parsing comes first: a query that does not parse is a QueryError, whatever the limits.
+    with pytest.raises(apcache.QueryError):
+        four.search("(a", limits=(0, 0))

@@ -12,15 +12,18 @@ Build, serve and search::
     result = index.search("+river +valley", k=10, count=True)
     for hit in result.hits:
         print(hit.id, hit.score, hit.shard)
-    url = ar.serve_sharded(index, "wiki", port=8000)          # apcache serve's HTTP APIs
+    url = ar.serve_sharded(index, "wiki", port=8000)          # apcache serve's HTTP API
 
 A document's shard is a stable hash of its id (`shard_of`). Each shard is an ordinary
 apcache index (`apcache.Index` can open it alone), served by a Ray actor holding an
 `apcache.Index` with its own postings cache and tier. A query takes two round trips to
 every shard: the statistics its terms need (summed), then a ranking with those sums, so
 scores equal one index's bit for bit; ties go by the documents' place in the input, as in
-one index. A shard that fails fails the query with `ShardError`, naming it.
-docs/distributed.md describes the design and its measurements.
+one index. A shard that fails fails the query with `ShardError`, naming it. The HTTP front
+(`serve_sharded`) answers `apcache serve`'s API: the native and Elasticsearch searches,
+`/indexes`, `/_cat/indices`, `/metrics`, `/ui`, with the server's limits, deadline (504)
+and admission (503), set by `FrontConfig`. docs/distributed.md describes the design and its
+measurements.
 
 Needs ``pip install "ray[serve]"``, which apcache itself does not install.
 """
@@ -29,7 +32,16 @@ from __future__ import annotations
 
 from ._build import build_sharded, build_sharded_from_files
 from ._layout import Layout, shard_of
-from ._shards import ShardedHit, ShardedIndex, ShardedResult, ShardError, ShardServer, add_stats
+from ._limits import FrontConfig, QueryLimits, QueryTooLarge
+from ._shards import (
+    QueryTimeout,
+    ShardedHit,
+    ShardedIndex,
+    ShardedResult,
+    ShardError,
+    ShardServer,
+    add_stats,
+)
 
 
 def serve_sharded(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -41,7 +53,11 @@ def serve_sharded(*args, **kwargs):  # type: ignore[no-untyped-def]
 
 
 __all__ = [
+    "FrontConfig",
     "Layout",
+    "QueryLimits",
+    "QueryTimeout",
+    "QueryTooLarge",
     "ShardError",
     "ShardServer",
     "ShardedHit",

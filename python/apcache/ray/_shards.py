@@ -15,21 +15,26 @@ query to every shard and gathers an exact global answer in two phases.
 A shard may have several replicas (actors over the same shard directory); a replica that
 fails is retried on another. A shard none of whose replicas answers (its actors died, or
 did not answer within the timeout) fails the whole query with `ShardError`, naming the
-shard: never a silently shorter answer.
+shard: never a silently shorter answer. A query given a deadline (the HTTP front's
+per-request timeout) that passes it fails with `QueryTimeout`; its calls not yet started are
+cancelled, and no later phase starts.
 """
 
 from __future__ import annotations
 
 import heapq
+import json
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar
 
 import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
 from .._apcache import ApcacheError, Index
 from ._layout import Layout, PathLike, read_order, shard_of
+from ._limits import check_parsed
 
 T = TypeVar("T")
 
@@ -55,6 +60,50 @@ class ShardError(ApcacheError):
 
     def __reduce__(self) -> Tuple[Any, ...]:
         return (ShardError, (str(self), self.shards, self.phase))
+
+
+class QueryTimeout(ApcacheError):
+    """A query that ran past its deadline: the calls it had not started were cancelled and
+    no later phase was run. `phase` says where the query was."""
+
+    def __init__(self, message: str, phase: str) -> None:
+        super().__init__(message)
+        self.phase = phase
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (QueryTimeout, (str(self), self.phase))
+
+
+ParsedLimits = Optional[Tuple[int, int]]
+"""(max_terms, max_depth) for a shard to check a query against once parsed
+(`apcache.ray._limits.check_parsed`), or None for no check."""
+
+_SEARCH_FILES = ("post", "skip", "dict", "terms", "norms")
+"""The extensions of the files queries read (the server's `search_bytes`: postings, skip
+entries, dictionary, term infos, norms)."""
+
+_CACHE_SEGMENT_BYTES = 32 * 1024
+"""The postings cache's segment size in `apcache.Index` (the engine's default, which the
+bindings do not change): the cache's bytes over it are its segments."""
+
+
+def index_files(directory: Path) -> Dict[str, int]:
+    """Bytes of an index's committed files by extension, as its MANIFEST lists them (a framed
+    JSON object: a binary header, the object, a binary trailer)."""
+    raw = (directory / "MANIFEST").read_bytes()
+    start = raw.find(b"{")
+    if start < 0:
+        raise ApcacheError(f"{directory / 'MANIFEST'} holds no manifest object")
+    try:
+        manifest, _ = json.JSONDecoder().raw_decode(raw[start:].decode("utf-8", errors="replace"))
+        files = [f for segment in manifest["segments"] for f in segment["files"]]
+        by_extension: Dict[str, int] = {}
+        for f in files:
+            extension = str(f["name"]).rsplit(".", 1)[-1]
+            by_extension[extension] = by_extension.get(extension, 0) + int(f["bytes"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise ApcacheError(f"cannot read {directory / 'MANIFEST'}: {error}") from None
+    return by_extension
 
 
 def add_stats(parts: Sequence[Mapping[str, Any]]) -> Stats:
@@ -84,11 +133,16 @@ class ShardServer:
     def _place(self, doc: int) -> int:
         return self.order[doc] if doc < len(self.order) else doc
 
-    def prepare(self, query: str, default_op: str) -> Tuple[Stats, str, List[str]]:
+    def prepare(
+        self, query: str, default_op: str, limits: ParsedLimits = None
+    ) -> Tuple[Stats, str, List[str]]:
         """Phase 1: this shard's statistics of `query`, and the query's canonical form and
-        analyzer notes (QueryError if it does not parse)."""
+        analyzer notes (QueryError if it does not parse; QueryTooLarge if it is over
+        `limits`, checked here, where the query is parsed, so that it costs no call)."""
         stats = self.index.collection_stats(query, default_op=default_op)
         canonical, notes = self.index.parse_query(query, default_op=default_op)
+        if limits is not None:
+            check_parsed(query, canonical, len(stats["doc_freqs"]), limits)
         return stats, canonical, notes
 
     def search(
@@ -101,8 +155,13 @@ class ShardServer:
         wire = [(h.score, self._place(h.doc), h.id, h.doc, h.title, h.body) for h in hits]
         return total, exact, wire
 
-    def count(self, query: str, default_op: str) -> int:
-        """The shard's exact number of matches of `query`."""
+    def count(self, query: str, default_op: str, limits: ParsedLimits = None) -> int:
+        """The shard's exact number of matches of `query` (checked against `limits` first, as
+        `prepare` does)."""
+        if limits is not None:
+            terms = len(self.index.collection_stats(query, default_op=default_op)["doc_freqs"])
+            canonical, _ = self.index.parse_query(query, default_op=default_op)
+            check_parsed(query, canonical, terms, limits)
         return self.index.count(query, default_op=default_op)
 
     def fetch(self, docs: List[int]) -> List[Tuple[str, str]]:
@@ -134,6 +193,24 @@ class ShardServer:
         info = dict(self.index.stats())
         info["shard"] = self.shard
         return info
+
+    def describe(self) -> Dict[str, Any]:
+        """What `apcache serve` says of an index (`GET /indexes/{name}`), for this shard:
+        documents, segments, the bytes of the files queries read and of the document store,
+        the serving mode and the postings cache's segments."""
+        stats = self.index.stats()
+        files = index_files(Path(self.path))
+        cache_bytes = stats.get("cache_bytes") or 0
+        return {
+            "docs": int(stats["documents"]),
+            "segments": int(stats["segments"]),
+            "search_bytes": sum(files.get(extension, 0) for extension in _SEARCH_FILES),
+            "store_bytes": files.get("store", 0),
+            "mode": str(stats["mode"]),
+            "cache_segments": (
+                int(cache_bytes) // _CACHE_SEGMENT_BYTES if str(stats["mode"]).startswith("hybrid") else 0
+            ),
+        }
 
     def ping(self) -> int:
         """The shard's number (a liveness check)."""
@@ -280,14 +357,19 @@ class ShardedIndex:
         shards: Optional[Sequence[int]] = None,
         timeout_s: Optional[float] = None,
         pinned: Optional[int] = None,
+        deadline: Optional[float] = None,
     ) -> List[Any]:
         """`call` on one replica of each of `shards` (default: all) at once; their answers in
         that order. A replica that fails is retried on another of its shard; a shard with
         none left fails the whole call with ShardError naming it. An apcache error a shard
         raised (a query that does not parse) is raised as itself. `pinned` asks that replica
-        of every shard, with no retry (opening)."""
+        of every shard, with no retry (opening). `deadline` (a `time.monotonic()` value)
+        bounds the whole call: past it, the calls not yet answered are cancelled and
+        QueryTimeout is raised (an answer already there is still taken)."""
         shards = list(range(self.shards)) if shards is None else list(shards)
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
+        if deadline is not None and time.monotonic() >= deadline:
+            raise QueryTimeout(f"the deadline passed before the {phase} phase began", phase)
         chosen: Dict[int, Optional[int]] = {
             shard: pinned if pinned is not None else self._pick(shard, set()) for shard in shards
         }
@@ -296,12 +378,16 @@ class ShardedIndex:
         }
         answers: List[Any] = []
         failed: List[Tuple[int, str]] = []
-        for shard in shards:
+        for at, shard in enumerate(shards):
             replica, tried = chosen[shard], set()
             why = "every replica has failed"
             while replica is not None:
+                wait = timeout_s
+                if deadline is not None:
+                    left = max(0.0, deadline - time.monotonic())
+                    wait = left if wait is None else min(wait, left)
                 try:
-                    answers.append(ray.get(refs[shard], timeout=timeout_s))
+                    answers.append(ray.get(refs[shard], timeout=wait))
                     break
                 except RayTaskError as error:
                     cause = getattr(error, "cause", None)
@@ -309,7 +395,14 @@ class ShardedIndex:
                         raise cause from None
                     why = str(error).splitlines()[0] if str(error) else repr(error)
                 except GetTimeoutError:
-                    ray.cancel(refs[shard])
+                    if deadline is not None and time.monotonic() >= deadline:
+                        _cancel(refs[s] for s in shards[at:] if s in refs)
+                        raise QueryTimeout(
+                            f"the query ran past its deadline in the {phase} phase, waiting "
+                            f"for shard {shard}; its calls not yet answered were cancelled",
+                            phase,
+                        ) from None
+                    _cancel([refs[shard]])
                     why = f"no answer within {timeout_s} s"
                 except RayError as error:
                     text = str(error).strip().splitlines()
@@ -335,10 +428,14 @@ class ShardedIndex:
 
     def collection_stats(self, query: str, *, default_op: str = "or") -> Stats:
         """The whole collection's statistics for `query` (phase 1: every shard's, summed)."""
-        return self._prepare(query, default_op)[0]
+        return self._prepare(query, default_op, None, None)[0]
 
-    def _prepare(self, query: str, default_op: str) -> Tuple[Stats, str, List[str]]:
-        parts = self._scatter(lambda a, _: a.prepare.remote(query, default_op), "statistics")
+    def _prepare(
+        self, query: str, default_op: str, limits: ParsedLimits, deadline: Optional[float]
+    ) -> Tuple[Stats, str, List[str]]:
+        parts = self._scatter(
+            lambda a, _: a.prepare.remote(query, default_op, limits), "statistics", deadline=deadline
+        )
         return add_stats([p[0] for p in parts]), parts[0][1], parts[0][2]
 
     def search(
@@ -350,17 +447,23 @@ class ShardedIndex:
         count: bool = False,
         default_op: str = "or",
         fields: bool = True,
+        limits: ParsedLimits = None,
+        deadline: Optional[float] = None,
     ) -> ShardedResult:
         """The best `k` documents for `query` after the first `offset`, best first, with
         scores equal to one index's of every shard's documents; `count` counts every match
         exactly (else `total` may be a lower bound). Query syntax as `apcache.Index.search`
-        (Lucene's classic). QueryError if it does not parse, ShardError if a shard fails."""
+        (Lucene's classic). QueryError if it does not parse, ShardError if a shard fails.
+        `limits` (max_terms, max_depth) are checked where the shards parse the query
+        (QueryTooLarge); past `deadline` (`time.monotonic()`), QueryTimeout."""
         if k < 0 or offset < 0:
             raise ValueError("k and offset are at least 0")
-        stats, canonical, notes = self._prepare(query, default_op)
+        stats, canonical, notes = self._prepare(query, default_op, limits, deadline)
         want = offset + k
         answers = self._scatter(
-            lambda a, _: a.search.remote(query, want, count, stats, default_op, False), "search"
+            lambda a, _: a.search.remote(query, want, count, stats, default_op, False),
+            "search",
+            deadline=deadline,
         )
         total = sum(a[0] for a in answers)
         exact = all(a[1] for a in answers)
@@ -371,16 +474,18 @@ class ShardedIndex:
         )
         hits = [_hit(hit, shard) for hit, shard in ranked[offset:]]
         if fields and hits:
-            hits = self._fetch(hits)
+            hits = self._fetch(hits, deadline)
         return ShardedResult(total, exact, hits, canonical, list(notes), stats)
 
-    def _fetch(self, hits: List[ShardedHit]) -> List[ShardedHit]:
+    def _fetch(self, hits: List[ShardedHit], deadline: Optional[float] = None) -> List[ShardedHit]:
         """`hits` with their stored fields, asked of the shards that hold them (phase 3)."""
         wanted: Dict[int, List[int]] = {}
         for hit in hits:
             wanted.setdefault(hit.shard, []).append(hit.doc)
         shards = sorted(wanted)
-        fetched = self._scatter(lambda a, shard: a.fetch.remote(wanted[shard]), "fetch", shards)
+        fetched = self._scatter(
+            lambda a, shard: a.fetch.remote(wanted[shard]), "fetch", shards, deadline=deadline
+        )
         stored = {
             (shard, doc): fields
             for shard, shard_fields in zip(shards, fetched)
@@ -391,10 +496,21 @@ class ShardedIndex:
             for hit in hits
         ]
 
-    def count(self, query: str, *, default_op: str = "or") -> int:
+    def count(
+        self,
+        query: str,
+        *,
+        default_op: str = "or",
+        limits: ParsedLimits = None,
+        deadline: Optional[float] = None,
+    ) -> int:
         """The exact number of documents matching `query`: every shard's count, summed (one
-        phase: counting needs no statistics)."""
-        return sum(self._scatter(lambda a, _: a.count.remote(query, default_op), "count"))
+        phase: counting needs no statistics). `limits` and `deadline` as in `search`."""
+        return sum(
+            self._scatter(
+                lambda a, _: a.count.remote(query, default_op, limits), "count", deadline=deadline
+            )
+        )
 
     def first_documents(self, n: int, *, offset: int = 0, fields: bool = True) -> List[ShardedHit]:
         """Documents `offset` to `offset + n` in input order, each with score 1 (what an
@@ -419,6 +535,34 @@ class ShardedIndex:
         """One replica's `apcache.Index.stats()` of each shard, in shard order."""
         return self._scatter(lambda a, _: a.info.remote(), "stats")
 
+    def shard_stats_answered(self, timeout_s: float) -> List[Optional[Dict[str, Any]]]:
+        """Each shard's `apcache.Index.stats()`, or None for a shard that did not answer
+        within `timeout_s`: what monitoring reads, which must not fail with one shard."""
+        out: List[Optional[Dict[str, Any]]] = []
+        for shard in range(self.shards):
+            try:
+                out.append(
+                    self._scatter(lambda a, _: a.info.remote(), "stats", [shard], timeout_s=timeout_s)[0]
+                )
+            except ShardError:
+                out.append(None)
+        return out
+
+    def describe(self) -> Dict[str, Any]:
+        """What `apcache serve` says of an index (`GET /indexes/{name}`), over every shard:
+        documents, segments and bytes summed, the serving mode (the shards', when they all
+        have one; else the modes joined by commas), the postings caches' segments summed."""
+        parts = self._scatter(lambda a, _: a.describe.remote(), "describe")
+        modes = sorted({part["mode"] for part in parts})
+        return {
+            "docs": sum(part["docs"] for part in parts),
+            "segments": sum(part["segments"] for part in parts),
+            "search_bytes": sum(part["search_bytes"] for part in parts),
+            "store_bytes": sum(part["store_bytes"] for part in parts),
+            "mode": ",".join(modes),
+            "cache_segments": sum(part["cache_segments"] for part in parts),
+        }
+
     def close(self) -> None:
         """Stops every actor."""
         for shard in self.replicas:
@@ -431,6 +575,16 @@ class ShardedIndex:
 
     def __exit__(self, *args: object) -> None:
         self.close()
+
+
+def _cancel(refs: Iterable["ray.ObjectRef[Any]"]) -> None:
+    """Cancels calls whose answers will not be read (queued ones do not run; a running one
+    finishes, as Ray leaves threaded actors' running calls alone)."""
+    for ref in refs:
+        try:
+            ray.cancel(ref)
+        except (RayError, TypeError, ValueError):
+            pass  # already finished, or the actor is gone: nothing left to stop
 
 
 def _hit(wire: _WireHit, shard: int) -> ShardedHit:
