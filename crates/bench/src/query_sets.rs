@@ -29,6 +29,13 @@ pub const PHRASE_CLASSES: [&str; 6] = [
     "LowSloppyPhrase",
 ];
 
+/// The luceneutil classes of long disjunctions (in `wikinightly.tasks`): three terms, two
+/// terms with two stop words, and sentences of dozens of words.
+pub const LONG_OR_CLASSES: [&str; 3] = ["Or3Terms", "Or2Terms2StopWords", "OrMany"];
+
+/// The class the search-benchmark-game's unions of three or more words are reported under.
+pub const LONG_UNION_CLASS: &str = "union3+";
+
 /// One query with the class it is measured in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuerySpec {
@@ -95,6 +102,24 @@ pub fn search_benchmark_game(
         }
     }
     Ok(out)
+}
+
+/// The search-benchmark-game's unions (first tag `union`) of at least `min_words` words, at
+/// most `limit`, in class [`LONG_UNION_CLASS`].
+pub fn search_benchmark_game_long_unions(
+    path: &Path,
+    min_words: usize,
+    limit: usize,
+) -> std::io::Result<Vec<QuerySpec>> {
+    Ok(search_benchmark_game(path, &["union"], usize::MAX)?
+        .into_iter()
+        .filter(|q| q.text.split_whitespace().count() >= min_words)
+        .take(limit)
+        .map(|q| QuerySpec {
+            class: LONG_UNION_CLASS.to_string(),
+            text: q.text,
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -131,6 +131,11 @@ pub struct PeersArgs {
     /// Leave the phrase classes out.
     #[arg(long)]
     no_phrases: bool,
+    /// Long disjunctions (class `or3+`): the luceneutil `Or3Terms`, `Or2Terms2StopWords` and
+    /// `OrMany` tasks (`--per-class` of each) and up to this many of the
+    /// search-benchmark-game's unions of three or more words (0 leaves them all out).
+    #[arg(long, default_value_t = 100)]
+    long_ors: usize,
     /// Timed rounds.
     #[arg(long, default_value_t = 10)]
     rounds: usize,
@@ -353,7 +358,8 @@ fn peers(args: PeersArgs) -> anyhow::Result<()> {
     };
     use apcache_bench::query_bench::{self, LuceneRun, QueryBenchConfig};
     use apcache_bench::query_sets::{
-        luceneutil_tasks, search_benchmark_game, shared_dir, PHRASE_CLASSES, TERM_AND_OR_CLASSES,
+        luceneutil_tasks, search_benchmark_game, search_benchmark_game_long_unions, shared_dir,
+        LONG_OR_CLASSES, PHRASE_CLASSES, TERM_AND_OR_CLASSES,
     };
     let inputs = if args.inputs.is_empty() {
         vec![default_sample()]
@@ -365,6 +371,21 @@ fn peers(args: PeersArgs) -> anyhow::Result<()> {
     let tasks = shared.join("queries/luceneutil/wikimedium.10M.tasks");
     let mut specs = luceneutil_tasks(&tasks, &TERM_AND_OR_CLASSES, args.per_class)
         .context("cannot read the luceneutil tasks")?;
+    if args.long_ors > 0 {
+        let nightly = shared.join("queries/luceneutil/wikinightly.tasks");
+        specs.extend(
+            luceneutil_tasks(&nightly, &LONG_OR_CLASSES, args.per_class)
+                .context("cannot read the luceneutil nightly tasks")?,
+        );
+        specs.extend(
+            search_benchmark_game_long_unions(
+                &shared.join("queries/search-benchmark-game.queries.jsonl"),
+                3,
+                args.long_ors,
+            )
+            .context("cannot read the search-benchmark-game queries")?,
+        );
+    }
     if !args.no_phrases {
         specs.extend(
             luceneutil_tasks(&tasks, &PHRASE_CLASSES, args.per_class)
