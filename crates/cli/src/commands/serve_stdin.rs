@@ -1,13 +1,18 @@
 //! `apcache serve-stdin`: the search-benchmark-game protocol, so that its clients and query
 //! sets drive apcache as they drive other engines.
 //!
-//! Each input line is `COMMAND<TAB>query`; each gets one output line, flushed:
+//! Each input line is `COMMAND<TAB>query`; each gets one output line:
 //! `COUNT` → the number of matching documents; `TOP_10`, `TOP_100`, `TOP_1000` → top-k
 //! evaluation (pruned), printing 1; `TOP_10_COUNT`, `TOP_100_COUNT`, `TOP_1000_COUNT` → top-k
 //! and the exact count, printing the count. Anything else gets `UNSUPPORTED`, and the reason
 //! goes to standard error: an unknown command, a line that is not UTF-8, a query that does not
 //! parse, and a query past the limits of `apcache serve` (16 KiB of text, 1,024 distinct
 //! terms). A line past the text limit is skipped as it is read, never held whole.
+//!
+//! Answers (and reasons) are flushed whenever no further input is waiting in the read buffer:
+//! a client that sends a line and waits gets its answer at once, and a piped query file is
+//! answered a buffer at a time, so an unsupported line costs no more system calls than a
+//! supported one.
 
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
@@ -119,8 +124,10 @@ pub fn run(args: ServeStdinArgs) -> anyhow::Result<()> {
     let limits = QueryLimits::default();
     let line_limit = MAX_COMMAND_BYTES + 1 + limits.max_query_bytes;
     let stdin = std::io::stdin();
-    let mut input = stdin.lock();
-    let mut out = std::io::stdout().lock();
+    // A buffer of our own, to see whether more input is waiting (then nothing is flushed).
+    let mut input = io::BufReader::with_capacity(64 * 1024, stdin.lock());
+    let mut out = io::BufWriter::new(std::io::stdout().lock());
+    let mut reasons = io::BufWriter::new(std::io::stderr().lock());
     let mut buffer = Vec::new();
     while let Some(line) =
         read_line(&mut input, &mut buffer, line_limit).context("cannot read standard input")?
@@ -137,7 +144,13 @@ pub fn run(args: ServeStdinArgs) -> anyhow::Result<()> {
         let line = match line {
             Ok(line) => line,
             Err(reason) => {
-                unsupported(&mut out, &String::from_utf8_lossy(&buffer), &reason)?;
+                unsupported(
+                    &mut out,
+                    &mut reasons,
+                    &String::from_utf8_lossy(&buffer),
+                    &reason,
+                )?;
+                flush_if_idle(&input, &mut out, &mut reasons)?;
                 continue;
             }
         };
@@ -172,27 +185,45 @@ pub fn run(args: ServeStdinArgs) -> anyhow::Result<()> {
             })
         })();
         match answer {
-            Ok(answer) => {
-                writeln!(out, "{answer}")?;
-                out.flush()?;
-            }
-            Err(reason) => unsupported(&mut out, line, &reason)?,
+            Ok(answer) => writeln!(out, "{answer}")?,
+            Err(reason) => unsupported(&mut out, &mut reasons, line, &reason)?,
         }
+        flush_if_idle(&input, &mut out, &mut reasons)?;
+    }
+    out.flush()?;
+    reasons.flush()?;
+    Ok(())
+}
+
+/// Flushes the answers, then the reasons, when no input is waiting in `input`'s buffer (the
+/// next read may block on the client).
+fn flush_if_idle<R>(
+    input: &io::BufReader<R>,
+    out: &mut impl Write,
+    reasons: &mut impl Write,
+) -> io::Result<()> {
+    if input.buffer().is_empty() {
+        out.flush()?;
+        reasons.flush()?;
     }
     Ok(())
 }
 
-/// Answers `UNSUPPORTED` for `line`, with the reason on standard error, where a long line is
-/// cut after [`SHOWN_BYTES`].
-fn unsupported(out: &mut impl Write, line: &str, reason: &str) -> io::Result<()> {
+/// Answers `UNSUPPORTED` for `line` on `out`, with the reason on `reasons` (standard error),
+/// where a long line is cut after [`SHOWN_BYTES`].
+fn unsupported(
+    out: &mut impl Write,
+    reasons: &mut impl Write,
+    line: &str,
+    reason: &str,
+) -> io::Result<()> {
     let mut end = line.len().min(SHOWN_BYTES);
     while !line.is_char_boundary(end) {
         end -= 1;
     }
     let more = if end < line.len() { "…" } else { "" };
-    eprintln!("UNSUPPORTED {:?}{more}: {reason}", &line[..end]);
     writeln!(out, "UNSUPPORTED")?;
-    out.flush()
+    writeln!(reasons, "UNSUPPORTED {:?}{more}: {reason}", &line[..end])
 }
 
 #[cfg(test)]
