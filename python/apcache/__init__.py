@@ -11,6 +11,7 @@ Build an index, search it, run a set of TREC topics and evaluate the run::
     index = apcache.Index("/tmp/idx")
     for hit in index.search("+river +valley", k=3):
         print(hit.id, hit.score, hit.title)
+        print(index.highlight("+river +valley", hit.body))   # fragments, words marked <em>
 
     topics = apcache.read_topics("topics.txt")        # {qid: query}
     results = index.batch_search(topics, k=1000, threads=4)
@@ -21,9 +22,10 @@ Queries in `search` and `count` use Lucene's classic syntax (``parse="lucene"``)
 with punctuation (``c++``, ``u.s.``, ``AIDS: treatment``) never fails. Either takes the other.
 
 Errors are Python exceptions carrying the engine's message, all subclasses of
-`ApcacheError`: `QueryError` (a query that does not parse), `IndexError` (an index that
-cannot be opened, read or built; note that it is not Python's builtin ``IndexError``:
-catch it as ``apcache.IndexError``) and `TopicError` (a malformed topic file, with its line).
+`ApcacheError`: `QueryError` (a query that does not parse; its `position` is the byte it
+points at, or None), `IndexError` (an index that cannot be opened, read or built; note that
+it is not Python's builtin ``IndexError``: catch it as ``apcache.IndexError``) and
+`TopicError` (a malformed topic file, with its line).
 
 `apcache.ray` (which needs ``pip install "ray[serve]"``) splits an index into shards, builds
 them as Ray tasks and serves them from Ray actors, with one index's scores and counts; see

@@ -19,7 +19,11 @@ class IndexError(ApcacheError):  # noqa: A001 - apcache.IndexError, not the buil
     """An index that cannot be opened, read or built. Not Python's builtin IndexError."""
 
 class QueryError(ApcacheError):
-    """A query that cannot be parsed; the message gives the byte position."""
+    """A query that cannot be parsed; the message is the engine's, followed by the query."""
+
+    position: Optional[int]
+    """The byte of the query the error points at (the message names it too), or None when
+    it points at none (an empty query, a field query)."""
 
 class TopicError(ApcacheError):
     """A topic file that cannot be read; the message gives the line."""
@@ -124,8 +128,41 @@ class Index:
         KeyError when there is none."""
     def analyze(self, text: str) -> list[str]:
         """The terms the index's analyzer makes of `text`."""
+    def highlight(
+        self,
+        query: str,
+        text: str,
+        *,
+        pre_tag: str = "<em>",
+        post_tag: str = "</em>",
+        fragment_size: int = 100,
+        number_of_fragments: int = 5,
+        parse: str = "lucene",
+        default_op: str = "or",
+    ) -> list[str]:
+        """The fragments of `text` with the words `query` matches marked between `pre_tag`
+        and `post_tag`, as `apcache serve` highlights a hit's field (Elasticsearch's options
+        and defaults).
+
+        `text` is analyzed with the index's analyzer, so a marked word is exactly a word
+        indexed as one of the query's terms: a term marks each of its occurrences, an exact
+        phrase only the words of its occurrences, a sloppy phrase its terms; prohibited
+        clauses mark nothing. Fragments are about `fragment_size` characters around marked
+        words, cut at whitespace; the best `number_of_fragments` (most distinct marked words,
+        then earliest) are returned in text order, and ``number_of_fragments=0`` returns the
+        whole text, marked, as one fragment. An empty list when nothing in `text` is marked.
+        Typically a hit's stored field::
+
+            for hit in index.search(q, k=10):
+                print(hit.title, index.highlight(q, hit.body, fragment_size=150))
+
+        QueryError if `query` does not parse; ValueError for a `fragment_size` of 0."""
     def stats(self) -> dict:
-        """Documents, tokens, segments, generation, the serving mode and its counters."""
+        """Documents, tokens, segments, generation, the serving mode and its counters; also
+        what `apcache serve` reports of an index (`GET /indexes`): ``search_bytes`` (the
+        files queries read: postings, skip entries, dictionary, term infos, norms),
+        ``store_bytes`` (the document store), both of the commit the index opened, and
+        ``cache_segments`` (the postings cache's segments; 0 without a cache)."""
     def close(self) -> None:
         """Stops the query threads."""
     def __enter__(self) -> "Index": ...

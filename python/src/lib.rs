@@ -21,12 +21,16 @@ use std::sync::Arc;
 use apcache_codec::CodecKind;
 use apcache_index::analyzer::{Analyzer, AnalyzerConfig, Stemming, StopWords};
 use apcache_index::external_ids::{ExternalIds, LoadedIds};
+use apcache_index::format::FileKind;
+use apcache_index::highlight::{HighlightOptions, Highlighter};
 use apcache_index::indexer::{build_index, IndexOptions};
 use apcache_index::ingest::{BadLinePolicy, Input, InputFormat, ReaderOptions};
 use apcache_index::plain_query::plain_query;
-use apcache_index::query::{parse_query, parse_query_with_notes, DefaultOperator, Query};
+use apcache_index::query::{
+    parse_query, parse_query_with_notes, DefaultOperator, Query, QueryError as EngineQueryError,
+};
 use apcache_index::search::{CollectionStats, Norms, Scoring, SearchOptions, SearchResult};
-use apcache_index::IndexError as EngineIndexError;
+use apcache_index::{IndexError as EngineIndexError, Manifest};
 use apcache_tier::loader::LoaderKind;
 use apcache_tier::region::TierSpec;
 use apcache_tier::serving::{run_batch, LiveConfig, LiveError, LiveRequest, LiveService};
@@ -55,7 +59,8 @@ pyo3::create_exception!(
     apcache,
     QueryError,
     ApcacheError,
-    "A query that cannot be parsed (the message gives the byte position)."
+    "A query that cannot be parsed. `position` is the byte of the query it points at (the \
+     message names it too), or None when it points at none."
 );
 pyo3::create_exception!(
     apcache,
@@ -87,6 +92,22 @@ fn live_error(error: LiveError) -> PyErr {
         LiveError::Index(e) => index_error(e),
         other => ApcacheError::new_err(other.to_string()),
     }
+}
+
+/// A `QueryError` with `message` and the byte the engine's error points at (`position`,
+/// None when it points at none), set on the instance so that it survives pickling (Ray
+/// carries a shard's error back to the caller so).
+fn query_error(py: Python<'_>, message: String, position: Option<usize>) -> PyErr {
+    let error = QueryError::new_err(message);
+    if let Err(failed) = error.value(py).setattr("position", position) {
+        return failed;
+    }
+    error
+}
+
+/// The engine's parse error of `text`, as `QueryError`: its message followed by the query.
+fn parse_error(py: Python<'_>, error: &EngineQueryError, text: &str) -> PyErr {
+    query_error(py, format!("{error} (in {text:?})"), error.position())
 }
 
 fn topic_error(error: EngineTopicError) -> PyErr {
@@ -199,6 +220,10 @@ struct Index {
     ids: Option<ExternalIds>,
     analyzer: Analyzer,
     stale_ids: Option<String>,
+    /// Bytes of the files queries read, in the commit the index opened.
+    search_bytes: u64,
+    /// Bytes of the document store, in the commit the index opened.
+    store_bytes: u64,
 }
 
 impl Index {
@@ -208,11 +233,18 @@ impl Index {
             .ok_or_else(|| ApcacheError::new_err("the index is closed"))
     }
 
-    fn query(&self, text: &str, parse: Parse, default_op: DefaultOperator) -> PyResult<Query> {
+    fn query(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        parse: Parse,
+        default_op: DefaultOperator,
+    ) -> PyResult<Query> {
         match parse {
             Parse::Plain => Ok(plain_query(text, &self.analyzer)),
-            Parse::Lucene => parse_query(text, &self.analyzer, default_op)
-                .map_err(|e| QueryError::new_err(format!("{e} (in {text:?})"))),
+            Parse::Lucene => {
+                parse_query(text, &self.analyzer, default_op).map_err(|e| parse_error(py, &e, text))
+            }
         }
     }
 
@@ -433,6 +465,17 @@ impl Index {
                 },
             )
             .map_err(|e| ApcacheError::new_err(e.to_string()))?;
+            // The opened commit's segments, as a manifest: its byte counts are `apcache
+            // serve`'s (`GET /indexes`) and `apcache stats`'.
+            let opened = Manifest {
+                segments: stack
+                    .reader
+                    .segments()
+                    .iter()
+                    .map(|segment| segment.meta().clone())
+                    .collect(),
+                ..Manifest::new(AnalyzerConfig::default())
+            };
             Ok(Index {
                 analyzer: stack.reader.analyzer(),
                 stack,
@@ -440,6 +483,8 @@ impl Index {
                 threads,
                 ids,
                 stale_ids,
+                search_bytes: opened.search_bytes(),
+                store_bytes: opened.file_bytes(FileKind::Store),
             })
         })
         .and_then(|index| {
@@ -470,7 +515,7 @@ impl Index {
         stats: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Hit>> {
         let collection = stats.map(stats_arg).transpose()?;
-        let query = self.query(query, parse_arg(parse)?, default_op_arg(default_op)?)?;
+        let query = self.query(py, query, parse_arg(parse)?, default_op_arg(default_op)?)?;
         let result = self
             .run(py, vec![query], search_options(k, false), None, collection)?
             .pop()
@@ -495,7 +540,7 @@ impl Index {
         stats: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(u64, bool, Vec<Hit>)> {
         let collection = stats.map(stats_arg).transpose()?;
-        let query = self.query(query, parse_arg(parse)?, default_op_arg(default_op)?)?;
+        let query = self.query(py, query, parse_arg(parse)?, default_op_arg(default_op)?)?;
         let result = self
             .run(py, vec![query], search_options(k, count), None, collection)?
             .pop()
@@ -510,7 +555,7 @@ impl Index {
     /// The number of documents matching `query`, counted exactly.
     #[pyo3(signature = (query, *, parse="lucene", default_op="or"))]
     fn count(&self, py: Python<'_>, query: &str, parse: &str, default_op: &str) -> PyResult<u64> {
-        let query = self.query(query, parse_arg(parse)?, default_op_arg(default_op)?)?;
+        let query = self.query(py, query, parse_arg(parse)?, default_op_arg(default_op)?)?;
         let result = self
             .run(py, vec![query], search_options(0, true), None, None)?
             .pop()
@@ -529,7 +574,7 @@ impl Index {
         parse: &str,
         default_op: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let query = self.query(query, parse_arg(parse)?, default_op_arg(default_op)?)?;
+        let query = self.query(py, query, parse_arg(parse)?, default_op_arg(default_op)?)?;
         let reader = &self.stack.reader;
         let stats = py
             .allow_threads(|| CollectionStats::of_query(reader, &query))
@@ -540,10 +585,15 @@ impl Index {
     /// `query` as the index parses it: `(canonical, notes)`, the query in canonical form (as
     /// `apcache serve` reports it) and what the analyzer changed or dropped in its words.
     #[pyo3(signature = (query, *, default_op="or"))]
-    fn parse_query(&self, query: &str, default_op: &str) -> PyResult<(String, Vec<String>)> {
+    fn parse_query(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        default_op: &str,
+    ) -> PyResult<(String, Vec<String>)> {
         let (parsed, notes) =
             parse_query_with_notes(query, &self.analyzer, default_op_arg(default_op)?)
-                .map_err(|e| QueryError::new_err(format!("{e} (in {query:?})")))?;
+                .map_err(|e| parse_error(py, &e, query))?;
         Ok((
             parsed.to_string(),
             notes.iter().map(ToString::to_string).collect(),
@@ -568,8 +618,14 @@ impl Index {
         let parsed = pairs
             .iter()
             .map(|(qid, text)| {
-                self.query(text, parse, default_op)
-                    .map_err(|e| QueryError::new_err(format!("query {qid}: {}", e.value(py))))
+                self.query(py, text, parse, default_op).map_err(|e| {
+                    let position = e.value(py).getattr("position").and_then(|p| p.extract());
+                    query_error(
+                        py,
+                        format!("query {qid}: {}", e.value(py)),
+                        position.unwrap_or(None),
+                    )
+                })
             })
             .collect::<PyResult<Vec<_>>>()?;
         let results = self.run(py, parsed, search_options(k, false), threads, None)?;
@@ -617,7 +673,44 @@ impl Index {
         self.analyzer.tokens(text)
     }
 
-    /// Counts and settings of the index and its serving stack.
+    /// The fragments of `text` with the words `query` matches marked, as `apcache serve`
+    /// highlights a hit's field: `text` is analyzed with the index's analyzer, so a marked
+    /// word is exactly a word indexed as one of the query's terms (an exact phrase marks only
+    /// its occurrences; prohibited clauses mark nothing). Fragments of about `fragment_size`
+    /// characters, cut at whitespace, the best `number_of_fragments` (most distinct marked
+    /// words, then earliest) in text order; `number_of_fragments=0` returns the whole text,
+    /// marked, as one fragment. Empty when nothing in `text` is marked.
+    #[pyo3(signature = (query, text, *, pre_tag="<em>", post_tag="</em>", fragment_size=100, number_of_fragments=5, parse="lucene", default_op="or"))]
+    #[allow(clippy::too_many_arguments)]
+    fn highlight(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        text: &str,
+        pre_tag: &str,
+        post_tag: &str,
+        fragment_size: usize,
+        number_of_fragments: usize,
+        parse: &str,
+        default_op: &str,
+    ) -> PyResult<Vec<String>> {
+        if fragment_size == 0 {
+            return Err(PyValueError::new_err("fragment_size must be at least 1"));
+        }
+        let query = self.query(py, query, parse_arg(parse)?, default_op_arg(default_op)?)?;
+        let options = HighlightOptions {
+            pre_tag: pre_tag.to_owned(),
+            post_tag: post_tag.to_owned(),
+            fragment_size,
+            number_of_fragments,
+        };
+        let analyzer = &self.analyzer;
+        Ok(py.allow_threads(|| Highlighter::new(&query).fragments(text, analyzer, &options)))
+    }
+
+    /// Counts and settings of the index and its serving stack; `search_bytes` (the files
+    /// queries read), `store_bytes` (the document store) and `cache_segments` (the postings
+    /// cache's segments, 0 without one) are what `apcache serve` reports of an index.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let reader = &self.stack.reader;
         let dict = PyDict::new(py);
@@ -630,6 +723,9 @@ impl Index {
         dict.set_item("mode", self.stack.config.mode.name())?;
         dict.set_item("threads", self.threads)?;
         dict.set_item("cache_bytes", self.stack.config.cache_bytes)?;
+        dict.set_item("cache_segments", self.stack.cache_segments().unwrap_or(0))?;
+        dict.set_item("search_bytes", self.search_bytes)?;
+        dict.set_item("store_bytes", self.store_bytes)?;
         dict.set_item("tier", self.stack.tier_description.clone())?;
         dict.set_item("dram", self.stack.dram_description.clone())?;
         dict.set_item("warnings", self.stack.warnings.clone())?;
@@ -989,6 +1085,8 @@ fn _apcache(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ApcacheError", py.get_type::<ApcacheError>())?;
     m.add("IndexError", py.get_type::<IndexError>())?;
     m.add("QueryError", py.get_type::<QueryError>())?;
+    // The class's default, for a QueryError made without one (as `QueryError("...")`).
+    py.get_type::<QueryError>().setattr("position", py.None())?;
     m.add("TopicError", py.get_type::<TopicError>())?;
     m.add_class::<Hit>()?;
     m.add_class::<Index>()?;

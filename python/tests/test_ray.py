@@ -180,8 +180,33 @@ def test_offset_pages_the_merged_ranking(four: ar.ShardedIndex, single: apcache.
 
 
 def test_a_bad_query_raises_query_error(four: ar.ShardedIndex) -> None:
-    with pytest.raises(apcache.QueryError):
-        four.search("(unbalanced")
+    with pytest.raises(apcache.QueryError) as raised:
+        four.search("river (unbalanced")
+    # Carried back from a shard's actor with the byte it points at.
+    assert raised.value.position == 6 and "byte 6" in str(raised.value)
+    with pytest.raises(apcache.QueryError) as raised:
+        four.count("river AND")
+    assert raised.value.position == 6
+
+
+def test_highlights_are_made_by_the_shards_as_by_one_index(four: ar.ShardedIndex, single: apcache.Index) -> None:
+    fields = {"body": {}, "title": {"number_of_fragments": 0, "pre_tag": "[", "post_tag": "]"}}
+    for query in ("river valley", '"new york" -city', "+music +jazz"):
+        result = four.search(query, k=5, highlight=fields, fields=False)
+        assert result.hits
+        for hit in result.hits:
+            stored = single.doc(hit.id)
+            expected = {"body": single.highlight(query, stored["body"]),
+                        "title": single.highlight(query, stored["title"], **fields["title"])}
+            assert hit.highlight == {k: v for k, v in expected.items() if v}, (query, hit.id)
+            assert hit.title is None and hit.body is None  # highlighted, not shipped
+    assert all(hit.highlight is None for hit in four.search("river", k=3).hits)
+    with pytest.raises(ValueError, match="abstract"):
+        four.search("river", highlight={"abstract": {}})
+    with pytest.raises(ValueError, match="pre_tags"):
+        four.search("river", highlight={"body": {"pre_tags": ["<b>"]}})
+    with pytest.raises(ValueError, match="fragment_size"):
+        four.search("river", highlight={"body": {"fragment_size": 0}})
 
 
 def test_a_dead_shard_fails_the_query_by_name(sharded_paths: Dict[int, Path]) -> None:

@@ -15,13 +15,13 @@ read them: a field of the wrong type is a `parse_exception`, a value out of rang
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from starlette.responses import Response
 
-from .._apcache import escape_query
+from .._apcache import QueryError, escape_query
+from ._shards import HIGHLIGHT_DEFAULTS, HighlightFields
 
 _STATUS = {
     "query_parse_error": 400,
@@ -111,21 +111,18 @@ def rust_debug(text: str) -> str:
     return "".join(out)
 
 
-_POSITION = re.compile(r"\bbyte (\d+)\b")
-
-
-def query_parse_error(message: str, query: str) -> ApiError:
+def query_parse_error(error: QueryError, query: str) -> ApiError:
     """The server's `query_parse_error` of a QueryError from the bindings: their message is
     the engine's, followed by `(in "query")`, which the server does not add; the position is
-    the byte the engine's message names (`at byte N`, `(byte N)`), when it names one."""
+    the error's `position` (the byte the engine's error points at, or None)."""
+    message = str(error)
     suffix = f" (in {rust_debug(query)})"
     if message.endswith(suffix):
         reason = message[: -len(suffix)]
     else:
         cut = message.find(' (in "')
         reason = message[:cut] if cut >= 0 else message
-    found = _POSITION.search(reason)
-    return ApiError("query_parse_error", reason, int(found.group(1)) if found else None)
+    return ApiError("query_parse_error", reason, error.position)
 
 
 # ---- Parameters of the query string --------------------------------------------------------
@@ -300,7 +297,8 @@ class EsSearch:
     exact_total: bool
     title: bool
     body: bool
-    highlight: bool
+    highlight: Optional[HighlightFields]
+    """The fields to highlight with their options, when the body asks for `highlight`."""
 
     @property
     def fields(self) -> bool:
@@ -388,48 +386,68 @@ def _source_fields(value: Any) -> Tuple[bool, bool]:
 
 
 _MAX_FRAGMENTS = 100
-_HIGHLIGHT_OPTIONS = {"type", "order", "require_field_match", "encoder", "fields"}
+_IGNORED_HIGHLIGHT_OPTIONS = {"type", "order", "require_field_match", "encoder", "fields"}
+"""Accepted and ignored, as the server does (it has one highlighter)."""
+
+NATIVE_HIGHLIGHT: HighlightFields = {"body": dict(HIGHLIGHT_DEFAULTS)}
+"""The native API's `highlight=true`: the body, with the defaults."""
 
 
-def _highlight_options(value: Any) -> None:
-    """Checks one level of highlight options as the server does."""
+def _highlight_options(base: Dict[str, Any], value: Any) -> Dict[str, Any]:
+    """`base` with one level of highlight options over it, checked as the server checks them
+    (keys in sorted order, as its JSON objects hold them)."""
     if not isinstance(value, dict):
         raise illegal("highlight options must be an object")
-    for key, v in value.items():
+    options = dict(base)
+    for key in sorted(value):
+        v = value[key]
         if key in ("pre_tags", "post_tags"):
             tag = v[0] if isinstance(v, list) and v else v
             if not isinstance(tag, str):
                 raise illegal(f"[{key}] must be a list of strings")
+            options["pre_tag" if key == "pre_tags" else "post_tag"] = tag
         elif key == "fragment_size":
             if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= 100_000:
                 raise illegal("[fragment_size] must be 1 to 100000")
+            options["fragment_size"] = v
         elif key == "number_of_fragments":
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= _MAX_FRAGMENTS:
                 raise illegal(f"[number_of_fragments] must be 0 to {_MAX_FRAGMENTS}")
-        elif key not in _HIGHLIGHT_OPTIONS:
+            options["number_of_fragments"] = v
+        elif key not in _IGNORED_HIGHLIGHT_OPTIONS:
             raise illegal(f"unknown highlight option [{key}]")
+    return options
 
 
-def check_highlight(value: Any) -> None:
-    """Checks a body's `highlight` as the server does (the same 400s for the same mistakes)."""
-    _highlight_options(value)
+def highlight_request(value: Any) -> HighlightFields:
+    """A body's `highlight`, read as the server reads it (the same 400s for the same
+    mistakes): options at the top apply to every field, a field's own override them;
+    `fields` is an object or a list of one-key objects, its names `body`, `title` or `*`
+    (both); a field named again takes its later options. Returns the fields with their
+    options (`apcache.Index.highlight`'s keyword arguments)."""
+    base = _highlight_options(HIGHLIGHT_DEFAULTS, value)
     fields = value.get("fields")
     named: List[Tuple[str, Any]] = []
     if isinstance(fields, dict):
-        named.extend(fields.items())
+        named.extend((name, fields[name]) for name in sorted(fields))
     elif isinstance(fields, list):
         for item in fields:
             if not isinstance(item, dict) or len(item) != 1:
                 raise illegal("highlight fields as a list take one-key objects")
             named.extend(item.items())
-    elif fields is None:
+    elif "fields" not in value:
         raise illegal("highlight needs [fields]")
     else:
         raise illegal("highlight [fields] must be an object")
-    for name, options in named:
-        _highlight_options(options)
-        if name not in ("body", "title", "*"):
+    chosen: HighlightFields = {}
+    for name, value_of_field in named:
+        options = _highlight_options(base, value_of_field)
+        targets = {"body": ("body",), "title": ("title",), "*": ("title", "body")}.get(name)
+        if targets is None:
             raise illegal(f"unknown highlight field [{name}]: the fields are title and body")
+        for target in targets:
+            chosen[target] = dict(options)
+    return chosen
 
 
 def es_request(url: Mapping[str, str], body: bytes) -> EsSearch:
@@ -477,6 +495,5 @@ def es_request(url: Mapping[str, str], body: bytes) -> EsSearch:
     else:
         title, text_field = True, True
     highlight = fields.get("highlight")
-    if highlight is not None:
-        check_highlight(highlight)
-    return EsSearch(wanted, offset, size, exact, title, text_field, highlight is not None)
+    marked = highlight_request(highlight) if highlight is not None else None
+    return EsSearch(wanted, offset, size, exact, title, text_field, marked)

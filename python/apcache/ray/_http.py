@@ -13,12 +13,11 @@ error bodies, so that a client cannot tell which one it speaks to:
 A search is held to the server's limits (`QueryLimits`, same defaults and messages; a query
 that does not parse is a 400 with the byte it points at), admitted into a bounded queue
 (503 with `Retry-After` past it) and answered within a deadline (504 past it, the shards'
-calls not yet answered cancelled); `FrontConfig` sets them. What differs, because the front is
-sharded: `_shards.total` and `/_cat/indices`' `pri` count the shards, a shard that fails
-answers 503 (`search_phase_execution_exception`, naming it), and highlighting is not done
-(the bindings have no highlighter): the native `highlight=true` is accepted and its hits
-carry no `highlight` (the search page then shows the snippet), and an Elasticsearch search
-asking for `highlight` is refused with a 400 that says so. docs/distributed.md describes it.
+calls not yet answered cancelled); `FrontConfig` sets them. Highlights (the native
+`highlight=true`, the Elasticsearch `highlight`) are the server's, made by the shards that
+hold the hits when they fetch their fields. What differs, because the front is sharded:
+`_shards.total` and `/_cat/indices`' `pri` count the shards, and a shard that fails answers
+503 (`search_phase_execution_exception`, naming it). docs/distributed.md describes it.
 """
 
 from __future__ import annotations
@@ -39,6 +38,7 @@ from .. import __version__
 from .._apcache import ApcacheError, QueryError
 from ._api import (
     ApiError,
+    NATIVE_HIGHLIGHT,
     EsSearch,
     NativeSearch,
     check_window,
@@ -52,7 +52,7 @@ from ._api import (
 )
 from ._limits import Admission, FrontConfig, Overloaded, QueryTooLarge, check_query_bytes
 from ._metrics import CONTENT_TYPE, IndexCounters, IndexSnapshot, Metrics, process_memory
-from ._shards import QueryTimeout, ShardedIndex, ShardedResult, ShardError
+from ._shards import HighlightFields, QueryTimeout, ShardedHit, ShardedIndex, ShardedResult, ShardError
 
 T = TypeVar("T")
 
@@ -233,7 +233,7 @@ class SearchFront:
             self.counters.cancelled += 1
             raise
         except QueryError as error:
-            raise query_parse_error(str(error), query) from None
+            raise query_parse_error(error, query) from None
         except QueryTooLarge as error:
             raise ApiError("query_too_large", str(error)) from None
         except ShardError as error:
@@ -248,7 +248,15 @@ class SearchFront:
         return answer
 
     async def _search(
-        self, q: str, k: int, offset: int, count: bool, default_op: str, fields: bool, arrived: float
+        self,
+        q: str,
+        k: int,
+        offset: int,
+        count: bool,
+        default_op: str,
+        fields: bool,
+        arrived: float,
+        highlight: Optional[HighlightFields] = None,
     ) -> ShardedResult:
         """A search under the server's checks, in its order: the result window, the query's
         bytes, then (in the shards) its parse, terms and nesting."""
@@ -258,7 +266,7 @@ class SearchFront:
         return await self._guarded(
             lambda deadline: self.index.search(
                 q, k, offset=offset, count=count, default_op=default_op, fields=fields,
-                limits=limits, deadline=deadline,
+                highlight=highlight, limits=limits, deadline=deadline,
             ),
             q,
             arrived,
@@ -376,9 +384,19 @@ class SearchFront:
         return await self._native(native_from_body(await self._body(request)), arrived)
 
     async def _native(self, params: NativeSearch, arrived: float) -> Response:
+        highlight = NATIVE_HIGHLIGHT if params.highlight else None
         result = await self._search(
-            params.q, params.k, params.offset, params.count, params.default_op, True, arrived
+            params.q, params.k, params.offset, params.count, params.default_op, True, arrived, highlight
         )
+        hits: List[Dict[str, Any]] = []
+        for hit in result.hits:
+            entry: Dict[str, Any] = {
+                "id": hit.id, "score": hit.score, "title": hit.title or "", "snippet": snippet(hit.body or "")
+            }
+            if highlight is not None:
+                # The body's fragments, an empty list when none of its words is marked.
+                entry["highlight"] = (hit.highlight or {}).get("body", [])
+            hits.append(entry)
         answer: Dict[str, Any] = {
             "index": self.name,
             "query": result.query,
@@ -386,10 +404,7 @@ class SearchFront:
             "took_us": int((time.monotonic() - arrived) * 1e6),
             "offset": params.offset,
             "k": params.k,
-            "hits": [
-                {"id": hit.id, "score": hit.score, "title": hit.title or "", "snippet": snippet(hit.body or "")}
-                for hit in result.hits
-            ],
+            "hits": hits,
         }
         if result.notes:
             answer["notes"] = result.notes
@@ -429,6 +444,7 @@ class SearchFront:
         wanted = es_request(request.query_params, await self._body(request))
         check_window(wanted.offset, wanted.size, self.limits.max_results)
         if wanted.wanted.text is None:
+            # Every document, unscored: nothing to highlight (as the server answers it).
             hits = await self._shard_call(
                 lambda: self.index.first_documents(wanted.size, offset=wanted.offset, fields=wanted.fields)
             )
@@ -436,15 +452,10 @@ class SearchFront:
         else:
             result = await self._search(
                 wanted.wanted.text, wanted.size, wanted.offset, wanted.exact_total,
-                wanted.wanted.default_op, wanted.fields, arrived,
+                wanted.wanted.default_op, wanted.fields, arrived, wanted.highlight,
             )
-            if wanted.highlight:
-                raise illegal(
-                    "highlight is not served by the sharded front (apcache.ray): the Python "
-                    "bindings have no highlighter; ask apcache serve, or leave highlight out"
-                )
             total, exact, hits = result.total, result.exact, result.hits
-        listed = [self._es_hit(wanted, hit.id, hit.score, hit.title, hit.body) for hit in hits]
+        listed = [self._es_hit(wanted, hit) for hit in hits]
         return json_response(
             {
                 "took": int((time.monotonic() - arrived) * 1000),
@@ -458,17 +469,17 @@ class SearchFront:
             }
         )
 
-    def _es_hit(
-        self, wanted: EsSearch, doc_id: str, score: float, title: Optional[str], body: Optional[str]
-    ) -> Dict[str, Any]:
-        entry: Dict[str, Any] = {"_index": self.name, "_id": doc_id, "_score": score}
+    def _es_hit(self, wanted: EsSearch, hit: ShardedHit) -> Dict[str, Any]:
+        entry: Dict[str, Any] = {"_index": self.name, "_id": hit.id, "_score": hit.score}
         if wanted.fields:
             source: Dict[str, Any] = {}
             if wanted.title:
-                source["title"] = title or ""
+                source["title"] = hit.title or ""
             if wanted.body:
-                source["body"] = body or ""
+                source["body"] = hit.body or ""
             entry["_source"] = source
+        if hit.highlight is not None:
+            entry["highlight"] = hit.highlight
         return entry
 
     async def _es_count(self, request: Request, captures: Dict[str, str], arrived: float) -> Response:

@@ -8,9 +8,10 @@ query to every shard and gathers an exact global answer in two phases.
    index of every shard's documents gives, bit for bit; the coordinator merges the top k by
    score, ties by the documents' place in the input (as one index breaks them), and adds the
    counts.
-3. Fetch (only when stored fields are asked for): the shards that hold one of the final k
-   hits return those documents' title and body, so k documents cross the network, not k per
-   shard (Elasticsearch's query-then-fetch).
+3. Fetch (only when stored fields or highlights are asked for): the shards that hold one of
+   the final k hits return those documents' title and body, and their highlights made there
+   with the shard's analyzer, so k documents cross the network, not k per shard
+   (Elasticsearch's query-then-fetch).
 
 A shard may have several replicas (actors over the same shard directory); a replica that
 fails is retried on another. A shard none of whose replicas answers (its actors died, or
@@ -23,7 +24,6 @@ cancelled, and no later phase starts.
 from __future__ import annotations
 
 import heapq
-import json
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -78,32 +78,44 @@ ParsedLimits = Optional[Tuple[int, int]]
 """(max_terms, max_depth) for a shard to check a query against once parsed
 (`apcache.ray._limits.check_parsed`), or None for no check."""
 
-_SEARCH_FILES = ("post", "skip", "dict", "terms", "norms")
-"""The extensions of the files queries read (the server's `search_bytes`: postings, skip
-entries, dictionary, term infos, norms)."""
+HIGHLIGHT_DEFAULTS: Dict[str, Any] = {
+    "pre_tag": "<em>",
+    "post_tag": "</em>",
+    "fragment_size": 100,
+    "number_of_fragments": 5,
+}
+"""The options of a highlighted field and their defaults (Elasticsearch's, and `apcache
+serve`'s): the keyword arguments of `apcache.Index.highlight`."""
 
-_CACHE_SEGMENT_BYTES = 32 * 1024
-"""The postings cache's segment size in `apcache.Index` (the engine's default, which the
-bindings do not change): the cache's bytes over it are its segments."""
+HighlightFields = Dict[str, Dict[str, Any]]
+"""Stored fields to highlight (``title``, ``body``), each with its options (keys of
+`HIGHLIGHT_DEFAULTS`; those left out take the defaults)."""
+
+Highlights = Dict[str, List[str]]
+"""A hit's highlights: each field's fragments, a field with no marked word left out."""
 
 
-def index_files(directory: Path) -> Dict[str, int]:
-    """Bytes of an index's committed files by extension, as its MANIFEST lists them (a framed
-    JSON object: a binary header, the object, a binary trailer)."""
-    raw = (directory / "MANIFEST").read_bytes()
-    start = raw.find(b"{")
-    if start < 0:
-        raise ApcacheError(f"{directory / 'MANIFEST'} holds no manifest object")
-    try:
-        manifest, _ = json.JSONDecoder().raw_decode(raw[start:].decode("utf-8", errors="replace"))
-        files = [f for segment in manifest["segments"] for f in segment["files"]]
-        by_extension: Dict[str, int] = {}
-        for f in files:
-            extension = str(f["name"]).rsplit(".", 1)[-1]
-            by_extension[extension] = by_extension.get(extension, 0) + int(f["bytes"])
-    except (ValueError, KeyError, TypeError) as error:
-        raise ApcacheError(f"cannot read {directory / 'MANIFEST'}: {error}") from None
-    return by_extension
+def highlight_fields(fields: Mapping[str, Mapping[str, Any]]) -> HighlightFields:
+    """`fields` checked (ValueError), with every option's default filled in."""
+    out: HighlightFields = {}
+    for name, options in fields.items():
+        if name not in ("title", "body"):
+            raise ValueError(f"highlight field {name!r}: the fields are 'title' and 'body'")
+        unknown = sorted(set(options) - set(HIGHLIGHT_DEFAULTS))
+        if unknown:
+            raise ValueError(
+                f"highlight option {unknown[0]!r}: the options are {', '.join(HIGHLIGHT_DEFAULTS)}"
+            )
+        merged = {**HIGHLIGHT_DEFAULTS, **options}
+        for tag in ("pre_tag", "post_tag"):
+            if not isinstance(merged[tag], str):
+                raise ValueError(f"highlight {tag} must be a str")
+        for number, least in (("fragment_size", 1), ("number_of_fragments", 0)):
+            value = merged[number]
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"highlight {number} must be a whole number of at least {least}")
+        out[name] = merged
+    return out
 
 
 def add_stats(parts: Sequence[Mapping[str, Any]]) -> Stats:
@@ -164,12 +176,32 @@ class ShardServer:
             check_parsed(query, canonical, terms, limits)
         return self.index.count(query, default_op=default_op)
 
-    def fetch(self, docs: List[int]) -> List[Tuple[str, str]]:
-        """Phase 3: the stored (title, body) of these documents (the shard's numbers)."""
-        out = []
+    def fetch(
+        self,
+        docs: List[int],
+        query: Optional[str] = None,
+        default_op: str = "or",
+        highlight: Optional[HighlightFields] = None,
+        fields: bool = True,
+    ) -> List[Tuple[Optional[str], Optional[str], Optional[Highlights]]]:
+        """Phase 3: the stored (title, body) of these documents (the shard's numbers), None
+        for both without `fields`; and, with `highlight`, the fragments of each field it names
+        with the words `query` matches marked (`apcache.Index.highlight`; a field without a
+        marked word left out), so that a highlighted search without fields ships no text."""
+        out: List[Tuple[Optional[str], Optional[str], Optional[Highlights]]] = []
         for doc in docs:
             stored = self.index.doc(doc)
-            out.append((stored["title"], stored["body"]))
+            marked: Optional[Highlights] = None
+            if highlight is not None and query is not None:
+                marked = {}
+                for name, options in highlight.items():
+                    fragments = self.index.highlight(query, stored[name], default_op=default_op, **options)
+                    if fragments:
+                        marked[name] = fragments
+            if fields:
+                out.append((stored["title"], stored["body"], marked))
+            else:
+                out.append((None, None, marked))
         return out
 
     def first_documents(self, n: int, fields: bool) -> List[_WireHit]:
@@ -197,19 +229,15 @@ class ShardServer:
     def describe(self) -> Dict[str, Any]:
         """What `apcache serve` says of an index (`GET /indexes/{name}`), for this shard:
         documents, segments, the bytes of the files queries read and of the document store,
-        the serving mode and the postings cache's segments."""
+        the serving mode and the postings cache's segments (all from `Index.stats()`)."""
         stats = self.index.stats()
-        files = index_files(Path(self.path))
-        cache_bytes = stats.get("cache_bytes") or 0
         return {
             "docs": int(stats["documents"]),
             "segments": int(stats["segments"]),
-            "search_bytes": sum(files.get(extension, 0) for extension in _SEARCH_FILES),
-            "store_bytes": files.get("store", 0),
+            "search_bytes": int(stats["search_bytes"]),
+            "store_bytes": int(stats["store_bytes"]),
             "mode": str(stats["mode"]),
-            "cache_segments": (
-                int(cache_bytes) // _CACHE_SEGMENT_BYTES if str(stats["mode"]).startswith("hybrid") else 0
-            ),
+            "cache_segments": int(stats["cache_segments"]),
         }
 
     def ping(self) -> int:
@@ -235,6 +263,9 @@ class ShardedHit:
     """The stored title (None when the search asked for no fields)."""
     body: Optional[str] = None
     """The stored body (None when the search asked for no fields)."""
+    highlight: Optional[Highlights] = None
+    """With a search's `highlight`: each field's fragments with the query's words marked (a
+    field with none left out); else None."""
 
 
 @dataclass(frozen=True)
@@ -447,6 +478,7 @@ class ShardedIndex:
         count: bool = False,
         default_op: str = "or",
         fields: bool = True,
+        highlight: Optional[Mapping[str, Mapping[str, Any]]] = None,
         limits: ParsedLimits = None,
         deadline: Optional[float] = None,
     ) -> ShardedResult:
@@ -454,10 +486,14 @@ class ShardedIndex:
         scores equal to one index's of every shard's documents; `count` counts every match
         exactly (else `total` may be a lower bound). Query syntax as `apcache.Index.search`
         (Lucene's classic). QueryError if it does not parse, ShardError if a shard fails.
-        `limits` (max_terms, max_depth) are checked where the shards parse the query
-        (QueryTooLarge); past `deadline` (`time.monotonic()`), QueryTimeout."""
+        `highlight` (``{"body": {}, "title": {"number_of_fragments": 0}}``: fields and
+        `apcache.Index.highlight`'s options) gives each hit its `highlight`, made by the
+        shard that holds it when it fetches the hit's fields (ValueError for an unknown field
+        or option). `limits` (max_terms, max_depth) are checked where the shards parse the
+        query (QueryTooLarge); past `deadline` (`time.monotonic()`), QueryTimeout."""
         if k < 0 or offset < 0:
             raise ValueError("k and offset are at least 0")
+        marks = highlight_fields(highlight) if highlight is not None else None
         stats, canonical, notes = self._prepare(query, default_op, limits, deadline)
         want = offset + k
         answers = self._scatter(
@@ -473,18 +509,30 @@ class ShardedIndex:
             key=lambda pair: (-pair[0][0], pair[0][1]),
         )
         hits = [_hit(hit, shard) for hit, shard in ranked[offset:]]
-        if fields and hits:
-            hits = self._fetch(hits, deadline)
+        if (fields or marks is not None) and hits:
+            hits = self._fetch(hits, deadline, query, default_op, marks, fields)
         return ShardedResult(total, exact, hits, canonical, list(notes), stats)
 
-    def _fetch(self, hits: List[ShardedHit], deadline: Optional[float] = None) -> List[ShardedHit]:
-        """`hits` with their stored fields, asked of the shards that hold them (phase 3)."""
+    def _fetch(
+        self,
+        hits: List[ShardedHit],
+        deadline: Optional[float] = None,
+        query: Optional[str] = None,
+        default_op: str = "or",
+        highlight: Optional[HighlightFields] = None,
+        fields: bool = True,
+    ) -> List[ShardedHit]:
+        """`hits` with their stored fields (when `fields`), and their highlights of `query`
+        when `highlight` names fields, asked of the shards that hold them (phase 3)."""
         wanted: Dict[int, List[int]] = {}
         for hit in hits:
             wanted.setdefault(hit.shard, []).append(hit.doc)
         shards = sorted(wanted)
         fetched = self._scatter(
-            lambda a, shard: a.fetch.remote(wanted[shard]), "fetch", shards, deadline=deadline
+            lambda a, shard: a.fetch.remote(wanted[shard], query, default_op, highlight, fields),
+            "fetch",
+            shards,
+            deadline=deadline,
         )
         stored = {
             (shard, doc): fields
@@ -492,7 +540,12 @@ class ShardedIndex:
             for doc, fields in zip(wanted[shard], shard_fields)
         }
         return [
-            replace(hit, title=stored[hit.shard, hit.doc][0], body=stored[hit.shard, hit.doc][1])
+            replace(
+                hit,
+                title=stored[hit.shard, hit.doc][0],
+                body=stored[hit.shard, hit.doc][1],
+                highlight=stored[hit.shard, hit.doc][2],
+            )
             for hit in hits
         ]
 
