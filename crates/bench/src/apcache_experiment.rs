@@ -8,7 +8,8 @@
 //! tier never counts against a child's budget, as a real second memory tier would not.
 //!
 //! Sections (each optional):
-//! - `cache`: QPS, p99 and miss rate against cache size (fractions of the searched index),
+//! - `cache`: QPS, p99 and miss rate against cache size (fractions of the index's postings
+//!   bytes; 1.0 is at least the whole index after segment rounding, so it never misses warm),
 //!   for the four modes, each workload. `base` and `base-prefetch` get the cache size as
 //!   extra DRAM (their page cache is their cache); the hybrid modes get the base budget
 //!   and the cache in the tier.
@@ -213,6 +214,16 @@ fn run_child(binary: &Path, args: &[String]) -> Result<String, ApcacheExperiment
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
+/// Bytes free to an unprivileged writer in the file system holding `dir`, if it can be told.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is a NUL-terminated string and `stat` a writable statvfs.
+    let rc = unsafe { libc::statvfs(path.as_ptr(), &mut stat) };
+    (rc == 0).then(|| stat.f_bavail as u64 * stat.f_frsize as u64)
+}
+
 /// The cache's segment size outside the segments section.
 const DEFAULT_SEGMENT: u64 = 32 << 10;
 
@@ -223,6 +234,8 @@ struct Run<'a> {
     file: &'a Path,
     mode: &'a str,
     cache_bytes: u64,
+    /// The fraction of the index `cache_bytes` stands for.
+    cache_fraction: f64,
     memory_limit: Option<u64>,
     segment_size: u64,
     lookahead: Option<usize>,
@@ -235,12 +248,23 @@ pub fn run(
 ) -> Result<ApcacheExperimentReport, ApcacheExperimentError> {
     std::fs::create_dir_all(&config.out).map_err(io_err(&config.out))?;
     let index_bytes = search_bytes(&config.index)?;
-    // A fraction of the index is a fraction of what the whole index takes in the cache at the
-    // default segment size (segment rounding included), so that 1.0 holds every term.
-    let whole = {
-        let reader = apcache_index::search::IndexReader::open(&config.index)?;
-        apcache_tier::stack::whole_index_cache_bytes(&reader, DEFAULT_SEGMENT as usize)?
+    // A fraction of the index is a fraction of its postings bytes, and 1.0 is at least the
+    // whole index after segment rounding, so that 1.0 holds every term
+    // (`cache_bytes_for_fraction`). Fractions of the rounded whole would ask for caches many
+    // times the postings on a vocabulary of mostly tiny terms.
+    let reader = apcache_index::search::IndexReader::open(&config.index)?;
+    let postings_bytes: u64 = reader
+        .segments()
+        .iter()
+        .map(|s| s.postings_len() as u64)
+        .sum();
+    let fraction_bytes = |f: f64| -> Result<u64, ApcacheExperimentError> {
+        Ok(
+            apcache_tier::stack::cache_bytes_for_fraction(&reader, DEFAULT_SEGMENT as usize, f)?
+                .max(1 << 20),
+        )
     };
+    let full = fraction_bytes(1.0)?;
     let index = config.index.to_string_lossy().to_string();
     // Workload files.
     let mut files = Vec::new();
@@ -272,7 +296,8 @@ pub fn run(
         .cache_fractions
         .iter()
         .copied()
-        .chain([config.sweep_fraction, 1.0])
+        .chain([config.sweep_fraction])
+        .chain(config.sections.iter().any(|s| s == "memory").then_some(1.0))
         .fold(0.0, f64::max);
     let largest_segment = config
         .segment_sizes
@@ -280,10 +305,32 @@ pub fn run(
         .copied()
         .max()
         .unwrap_or(32 << 10);
-    let tier_bytes = ((whole.max(index_bytes) as f64 * max_fraction) as u64)
-        .max(largest_segment * 64)
-        + (1 << 20);
+    let largest_cache = if max_fraction >= 1.0 {
+        full.max((postings_bytes as f64 * max_fraction) as u64)
+    } else {
+        fraction_bytes(max_fraction)?
+    };
+    let tier_bytes = largest_cache.max(largest_segment * 64) + (1 << 20);
     std::fs::create_dir_all(&config.tier_dir).map_err(io_err(&config.tier_dir))?;
+    if let Some(free) = free_bytes(&config.tier_dir) {
+        if free < tier_bytes {
+            return Err(ApcacheExperimentError::Child {
+                command: "the tier".into(),
+                message: format!(
+                    "{} has {} free; the largest cache ({} of the index: {}, the whole index \
+                     after rounding to {} segments being {}) needs a tier of {}: give smaller \
+                     --cache-fractions, --memory section off, or a larger --tier-dir",
+                    config.tier_dir.display(),
+                    format_bytes(free),
+                    max_fraction,
+                    format_bytes(largest_cache),
+                    format_bytes(DEFAULT_SEGMENT),
+                    format_bytes(full),
+                    format_bytes(tier_bytes)
+                ),
+            });
+        }
+    }
     let tier_path = config.tier_dir.join(format!(
         "apcache-experiment-tier-{}.bin",
         std::process::id()
@@ -296,7 +343,6 @@ pub fn run(
 
     let mut points = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
-    let fraction_bytes = |f: f64| ((whole as f64 * f) as u64).max(1 << 20);
     let mut measure = |run: Run<'_>,
                        points: &mut Vec<Point>,
                        progress: &mut dyn FnMut(&str)|
@@ -393,7 +439,7 @@ pub fn run(
             workload: run.workload.label(),
             mode: run.mode.into(),
             cache_bytes: run.cache_bytes,
-            cache_fraction: run.cache_bytes as f64 / index_bytes as f64,
+            cache_fraction: run.cache_fraction,
             memory_limit: run.memory_limit,
             segment_size: run.segment_size,
             lookahead: run.lookahead,
@@ -430,6 +476,7 @@ pub fn run(
                 file,
                 mode: "base",
                 cache_bytes: index_bytes,
+                cache_fraction: 1.0,
                 memory_limit: None,
                 segment_size: seg,
                 lookahead: None,
@@ -438,7 +485,7 @@ pub fn run(
         }
         if has("cache") {
             for &f in &config.cache_fractions {
-                let bytes = fraction_bytes(f);
+                let bytes = fraction_bytes(f)?;
                 for mode in ["base", "base-prefetch", "hybrid", "hybrid-prefetch"] {
                     let limit = if mode.starts_with("hybrid") {
                         config.memory_limit
@@ -451,6 +498,7 @@ pub fn run(
                         file,
                         mode,
                         cache_bytes: bytes,
+                        cache_fraction: f,
                         memory_limit: Some(limit),
                         segment_size: seg,
                         lookahead: mode.eq("base-prefetch").then_some(16),
@@ -467,7 +515,8 @@ pub fn run(
                         workload: w,
                         file,
                         mode,
-                        cache_bytes: fraction_bytes(1.0),
+                        cache_bytes: full,
+                        cache_fraction: 1.0,
                         memory_limit: Some(limit),
                         segment_size: seg,
                         lookahead: None,
@@ -483,7 +532,8 @@ pub fn run(
                     workload: w,
                     file,
                     mode: "hybrid-prefetch",
-                    cache_bytes: fraction_bytes(config.sweep_fraction).max(segment_size * 64),
+                    cache_bytes: fraction_bytes(config.sweep_fraction)?.max(segment_size * 64),
+                    cache_fraction: config.sweep_fraction,
                     memory_limit: Some(config.memory_limit),
                     segment_size,
                     lookahead: None,
@@ -492,7 +542,7 @@ pub fn run(
             }
         }
         if has("lookahead") {
-            let bytes = fraction_bytes(config.sweep_fraction);
+            let bytes = fraction_bytes(config.sweep_fraction)?;
             for &l in &config.lookaheads {
                 let run = Run {
                     section: "lookahead",
@@ -500,6 +550,7 @@ pub fn run(
                     file,
                     mode: "base-prefetch",
                     cache_bytes: bytes,
+                    cache_fraction: config.sweep_fraction,
                     memory_limit: Some(config.memory_limit + bytes),
                     segment_size: seg,
                     lookahead: Some(l),
@@ -512,6 +563,7 @@ pub fn run(
                 file,
                 mode: "hybrid-prefetch",
                 cache_bytes: bytes,
+                cache_fraction: config.sweep_fraction,
                 memory_limit: Some(config.memory_limit),
                 segment_size: seg,
                 lookahead: None,

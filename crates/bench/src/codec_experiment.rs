@@ -318,6 +318,7 @@ pub fn run(
             &WorkloadConfig {
                 query_type,
                 rp: config.rp,
+                repetition: crate::workload::Repetition::Term,
                 count: config.queries,
                 seed: config.seed,
             },

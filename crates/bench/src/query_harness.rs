@@ -1117,6 +1117,7 @@ mod tests {
                 &WorkloadConfig {
                     query_type,
                     rp: 0.25,
+                    repetition: crate::workload::Repetition::Term,
                     count: 200,
                     seed: 5,
                 },

@@ -12,6 +12,16 @@
 //! - `allocators`: first fit against TLSF per heap size: QPS, allocation p50 and p99, and the
 //!   heap's unusable bytes (free but in blocks smaller than the largest) after the run.
 //! - `shards`: the cache-to-thread ratio: QPS and hit rate for query threads x shards.
+//! - `page-cache`: what the heap's bytes would buy in the page cache instead. Each heap size
+//!   `H` runs the mixed workload at the highest RP in child processes of `apcache-bench
+//!   queries` (mode `base`, one cold start, one pass), each in a memory cgroup: the result
+//!   cache (LRU, partial1, heap in DRAM) under a limit of `L + H`, and no result cache under
+//!   `L + H` (the bytes go to the page cache) and under `L`.
+//!
+//! The workloads repeat whole queries by default (`--repetition query`: with probability RP
+//! the next query is an earlier one of the stream, drawn by its popularity so far), since a
+//! result cache answers repeated queries; `--repetition term` gives the original study's
+//! per-term repetition, under which two-term queries almost never repeat.
 //!
 //! Heap sizes are fractions of the index's searchable bytes (the original study's 5%, 10%,
 //! 20%), or, with `--heap-of workload`, fractions of the bytes that caching every distinct
@@ -31,7 +41,7 @@ use serde::Serialize;
 
 use crate::latency::LatencySummary;
 use crate::workload::{
-    generate, FrequencyClass, QueryType, Thresholds, Vocabulary, WorkloadConfig,
+    generate, FrequencyClass, QueryType, Repetition, Thresholds, Vocabulary, WorkloadConfig,
 };
 
 /// What the heap fractions are fractions of.
@@ -59,6 +69,8 @@ pub struct ResultCacheExperimentConfig {
     pub thresholds: Vec<u64>,
     /// Repetition probabilities.
     pub rps: Vec<f64>,
+    /// What a repetition repeats.
+    pub repetition: Repetition,
     /// Queries per workload.
     pub queries: usize,
     /// Hits per query.
@@ -71,6 +83,12 @@ pub struct ResultCacheExperimentConfig {
     pub threads: Vec<usize>,
     /// Shard counts of the shards section.
     pub shards: Vec<usize>,
+    /// The `apcache-bench` executable the page-cache section runs children of.
+    pub binary: Option<PathBuf>,
+    /// The page-cache section's DRAM limit `L` before the heap's bytes.
+    pub memory_limit: u64,
+    /// Where the page-cache section writes its query file.
+    pub scratch: PathBuf,
 }
 
 /// One point of the grid.
@@ -94,10 +112,20 @@ pub struct GridPoint {
     pub hit_rate: f64,
     /// Of which from sections.
     pub section_hit_rate: f64,
+    /// Of which approximate (`partial2`: from the entry of a subset of the query's terms).
+    pub approximate_rate: f64,
+    /// Mean recall at 10 of the approximate answers against evaluation (none: no such answer).
+    pub recall_at_10: Option<f64>,
+    /// Mean NDCG at 10 of the approximate answers against evaluation.
+    pub ndcg_at_10: Option<f64>,
     /// Queries per second, one thread.
     pub qps: f64,
+    /// QPS over the QPS of the same workload without a result cache.
+    pub speedup: f64,
     /// Latency.
     pub latency: LatencySummary,
+    /// Latency of the queries answered from the cache (none: no hit).
+    pub hit_latency: Option<LatencySummary>,
 }
 
 /// One allocator run.
@@ -119,6 +147,10 @@ pub struct AllocatorPoint {
     pub alloc_p99_ns: u64,
     /// Free bytes in blocks smaller than the largest, at the end.
     pub unusable_bytes: u64,
+    /// The same, averaged over the run (sampled after every query).
+    pub mean_unusable_bytes: f64,
+    /// Evictions made only because no free block was large enough.
+    pub fragmentation_evictions: u64,
     /// Free bytes at the end.
     pub free_bytes: u64,
 }
@@ -136,6 +168,29 @@ pub struct ShardPoint {
     pub hit_rate: f64,
 }
 
+/// One run of the page-cache section.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageCachePoint {
+    /// Heap fraction.
+    pub heap_fraction: f64,
+    /// Heap bytes (0 for the run under the bare limit).
+    pub heap_bytes: u64,
+    /// What the bytes went to: `result-cache`, `page-cache`, or `none` (the bare limit).
+    pub bytes_to: String,
+    /// The cgroup's limit.
+    pub memory_limit: u64,
+    /// Whether a memory cgroup enforced it.
+    pub enforced: bool,
+    /// Queries per second, one thread.
+    pub qps: f64,
+    /// Latency.
+    pub latency: LatencySummary,
+    /// Queries the result cache answered.
+    pub result_cache_hits: u64,
+    /// Bytes read from storage.
+    pub storage_read_bytes: Option<u64>,
+}
+
 /// The experiment's results.
 #[derive(Debug, Clone, Serialize)]
 pub struct ResultCacheReport {
@@ -145,6 +200,8 @@ pub struct ResultCacheReport {
     pub search_bytes: u64,
     /// The heap scale.
     pub heap_scale: HeapScale,
+    /// What the workloads' repetitions repeat.
+    pub repetition: Repetition,
     /// Hits per query.
     pub k: usize,
     /// Grid points.
@@ -153,6 +210,8 @@ pub struct ResultCacheReport {
     pub allocators: Vec<AllocatorPoint>,
     /// Cache-to-thread points.
     pub shards: Vec<ShardPoint>,
+    /// Page-cache baseline points.
+    pub page_cache: Vec<PageCachePoint>,
 }
 
 /// Errors of the experiment.
@@ -164,6 +223,17 @@ pub enum ResultCacheExperimentError {
     /// No workload.
     #[error(transparent)]
     Workload(#[from] crate::workload::WorkloadError),
+    /// A file could not be written or a child started.
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+    /// A child run failed or printed no report.
+    #[error("{command}: {message}")]
+    Child {
+        /// The child's arguments.
+        command: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 fn term(t: &str) -> Query {
@@ -174,6 +244,7 @@ fn workload_queries(
     terms: &[String],
     name: &str,
     rp: f64,
+    repetition: Repetition,
     count: usize,
     seed: u64,
 ) -> Result<Vec<Query>, ResultCacheExperimentError> {
@@ -183,6 +254,7 @@ fn workload_queries(
             &WorkloadConfig {
                 query_type,
                 rp,
+                repetition,
                 count,
                 seed,
             },
@@ -235,19 +307,51 @@ fn workload_queries(
     })
 }
 
-/// Runs `queries` through `cache` (or plain evaluation): per-query nanoseconds.
+/// Per-query nanoseconds of a run, and which queries the cache answered.
+struct Timings {
+    nanos: Vec<u64>,
+    hits: Vec<bool>,
+    /// Answers given approximately (`partial2`), and their recall and NDCG at 10 against
+    /// evaluation, summed.
+    approximate: usize,
+    recall_sum: f64,
+    ndcg_sum: f64,
+    /// The heap's unusable bytes after each query, summed (when sampled).
+    unusable_sum: u64,
+}
+
+impl Timings {
+    /// The latency of the hits, if any.
+    fn hit_latency(&self) -> Option<LatencySummary> {
+        let hits: Vec<u64> = self
+            .nanos
+            .iter()
+            .zip(&self.hits)
+            .filter_map(|(&n, &hit)| hit.then_some(n))
+            .collect();
+        (!hits.is_empty()).then(|| LatencySummary::from_nanos(hits.into_iter()))
+    }
+}
+
+/// Runs `queries` through `cache` (or plain evaluation), timing each.
 fn run_through(
     reader: &IndexReader,
     cache: Option<&ResultCache>,
     queries: &[Query],
     options: &SearchOptions,
-) -> Result<Vec<u64>, ResultCacheExperimentError> {
+    sample_unusable: bool,
+) -> Result<Timings, ResultCacheExperimentError> {
     let searcher = Searcher::new(reader);
     let generation = reader.generation();
     let mut terms = QueryTerms::default();
     let mut nanos = Vec::with_capacity(queries.len());
+    let mut hits = Vec::with_capacity(queries.len());
+    let mut unusable_sum = 0;
+    let (mut approximate, mut recall_sum, mut ndcg_sum) = (0, 0.0, 0.0);
     for query in queries {
         let started = Instant::now();
+        let mut hit = false;
+        let mut approximated = None;
         match cache {
             None => {
                 std::hint::black_box(searcher.search(query, options)?);
@@ -255,7 +359,14 @@ fn run_through(
             Some(cache) => {
                 let evaluated = cache.evaluated_form(query);
                 let key = cache.key(generation, &evaluated, options);
-                if cache.get(&key).is_none() {
+                hit = std::hint::black_box(cache.get(&key)).is_some();
+                if !hit {
+                    // As the live service does: an approximate answer is the answer, and
+                    // nothing is evaluated or stored.
+                    approximated = cache.get_approximate(generation, &evaluated, options);
+                    hit = approximated.is_some();
+                }
+                if !hit {
                     terms.resolve_into(reader, &evaluated)?;
                     let result = searcher.search_resolved(&evaluated, &terms, options, None)?;
                     let mut sections = Vec::new();
@@ -277,8 +388,53 @@ fn run_through(
             }
         }
         nanos.push(started.elapsed().as_nanos() as u64);
+        hits.push(hit);
+        if let Some(answer) = approximated {
+            // Quality, outside the timing: against the query's own evaluation.
+            let exact = searcher.search(query, options)?;
+            let exact: Vec<u32> = exact.hits.iter().take(QUALITY_AT).map(|h| h.doc).collect();
+            let given: Vec<u32> = answer.hits.iter().take(QUALITY_AT).map(|h| h.doc).collect();
+            let (recall, ndcg) = recall_and_ndcg(&given, &exact);
+            approximate += 1;
+            recall_sum += recall;
+            ndcg_sum += ndcg;
+        }
+        if let (true, Some(cache)) = (sample_unusable, cache) {
+            unusable_sum += cache.counters().unusable_bytes;
+        }
     }
-    Ok(nanos)
+    Ok(Timings {
+        nanos,
+        hits,
+        approximate,
+        recall_sum,
+        ndcg_sum,
+        unusable_sum,
+    })
+}
+
+/// The depth at which approximate answers are compared with evaluation.
+const QUALITY_AT: usize = 10;
+
+/// Recall and NDCG of the ranking `given` against the ranking `exact` (both cut at the same
+/// depth): recall is the share of `exact`'s documents that `given` holds; NDCG counts a
+/// document of `exact` as relevant (gain 1) and any other as not, discounted by
+/// `log2(rank + 1)`, over the DCG of `exact` itself. Both are 1 when `exact` is empty.
+pub fn recall_and_ndcg(given: &[u32], exact: &[u32]) -> (f64, f64) {
+    if exact.is_empty() {
+        return (1.0, 1.0);
+    }
+    let relevant: HashSet<u32> = exact.iter().copied().collect();
+    let found = given.iter().filter(|d| relevant.contains(d)).count();
+    let discount = |rank: usize| 1.0 / ((rank + 2) as f64).log2();
+    let dcg: f64 = given
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| relevant.contains(d))
+        .map(|(i, _)| discount(i))
+        .sum();
+    let ideal: f64 = (0..exact.len()).map(discount).sum();
+    (found as f64 / exact.len() as f64, dcg / ideal)
 }
 
 /// The bytes caching every distinct answer of `queries` would take (entries of `k` hits).
@@ -321,10 +477,12 @@ pub fn run(
         documents: reader.max_doc(),
         search_bytes,
         heap_scale: config.heap_scale,
+        repetition: config.repetition,
         k: config.k,
         grid: Vec::new(),
         allocators: Vec::new(),
         shards: Vec::new(),
+        page_cache: Vec::new(),
     };
     let summarise = |nanos: &[u64]| {
         let total: u64 = nanos.iter().sum();
@@ -337,12 +495,20 @@ pub fn run(
     if section("grid") {
         for workload in ["single", "and", "or", "mixed"] {
             for &rp in &config.rps {
-                let queries = workload_queries(&terms, workload, rp, config.queries, config.seed)?;
+                let queries = workload_queries(
+                    &terms,
+                    workload,
+                    rp,
+                    config.repetition,
+                    config.queries,
+                    config.seed,
+                )?;
                 progress(&format!("grid: {workload}, rp {rp}: no result cache"));
                 // Once unmeasured, so that every run finds the same pages in memory.
-                run_through(&reader, None, &queries, &options)?;
-                let nanos = run_through(&reader, None, &queries, &options)?;
-                let (qps, latency) = summarise(&nanos);
+                run_through(&reader, None, &queries, &options, false)?;
+                let timings = run_through(&reader, None, &queries, &options, false)?;
+                let (qps, latency) = summarise(&timings.nanos);
+                let baseline_qps = qps;
                 report.grid.push(GridPoint {
                     workload: workload.into(),
                     rp,
@@ -353,8 +519,13 @@ pub fn run(
                     min_postings: 0,
                     hit_rate: 0.0,
                     section_hit_rate: 0.0,
+                    approximate_rate: 0.0,
+                    recall_at_10: None,
+                    ndcg_at_10: None,
                     qps,
+                    speedup: 1.0,
                     latency,
+                    hit_latency: None,
                 });
                 for &fraction in &config.heap_fractions {
                     let bytes = heap(fraction, &queries);
@@ -362,7 +533,9 @@ pub fn run(
                         "grid: {workload}, rp {rp}, heap {fraction} ({bytes} bytes)"
                     ));
                     for policy in PolicyKind::ALL {
-                        for matching in [Matching::Isomorphic, Matching::Partial1] {
+                        for matching in
+                            [Matching::Isomorphic, Matching::Partial1, Matching::Partial2]
+                        {
                             for &min_postings in &config.thresholds {
                                 let cache = ResultCache::new(ResultCacheConfig {
                                     bytes,
@@ -373,8 +546,9 @@ pub fn run(
                                     shards: 1,
                                     seed: config.seed,
                                 });
-                                let nanos = run_through(&reader, Some(&cache), &queries, &options)?;
-                                let (qps, latency) = summarise(&nanos);
+                                let timings =
+                                    run_through(&reader, Some(&cache), &queries, &options, false)?;
+                                let (qps, latency) = summarise(&timings.nanos);
                                 let c = cache.counters();
                                 let n = queries.len() as f64;
                                 report.grid.push(GridPoint {
@@ -385,10 +559,18 @@ pub fn run(
                                     policy: policy.name().into(),
                                     matching: matching.name().into(),
                                     min_postings,
-                                    hit_rate: (c.hits + c.section_hits) as f64 / n,
+                                    hit_rate: (c.hits + c.section_hits + c.approximate_hits) as f64
+                                        / n,
                                     section_hit_rate: c.section_hits as f64 / n,
+                                    approximate_rate: timings.approximate as f64 / n,
+                                    recall_at_10: (timings.approximate > 0)
+                                        .then(|| timings.recall_sum / timings.approximate as f64),
+                                    ndcg_at_10: (timings.approximate > 0)
+                                        .then(|| timings.ndcg_sum / timings.approximate as f64),
                                     qps,
+                                    speedup: qps / baseline_qps,
                                     latency,
+                                    hit_latency: timings.hit_latency(),
                                 });
                             }
                         }
@@ -400,7 +582,14 @@ pub fn run(
 
     if section("allocators") {
         let rp = config.rps.iter().copied().fold(0.0, f64::max);
-        let queries = workload_queries(&terms, "mixed", rp, config.queries, config.seed)?;
+        let queries = workload_queries(
+            &terms,
+            "mixed",
+            rp,
+            config.repetition,
+            config.queries,
+            config.seed,
+        )?;
         for &fraction in &config.heap_fractions {
             let bytes = heap(fraction, &queries);
             for allocator in AllocatorKind::ALL {
@@ -417,8 +606,8 @@ pub fn run(
                     shards: 1,
                     seed: config.seed,
                 });
-                let nanos = run_through(&reader, Some(&cache), &queries, &options)?;
-                let (qps, _) = summarise(&nanos);
+                let timings = run_through(&reader, Some(&cache), &queries, &options, true)?;
+                let (qps, _) = summarise(&timings.nanos);
                 let c = cache.counters();
                 report.allocators.push(AllocatorPoint {
                     heap_fraction: fraction,
@@ -429,6 +618,8 @@ pub fn run(
                     alloc_p50_ns: cache.allocation_ns(0.5).unwrap_or(0),
                     alloc_p99_ns: cache.allocation_ns(0.99).unwrap_or(0),
                     unusable_bytes: c.unusable_bytes,
+                    mean_unusable_bytes: timings.unusable_sum as f64 / queries.len() as f64,
+                    fragmentation_evictions: c.fragmentation_evictions,
                     free_bytes: bytes.saturating_sub(c.bytes),
                 });
             }
@@ -437,7 +628,14 @@ pub fn run(
 
     if section("shards") {
         let rp = config.rps.iter().copied().fold(0.0, f64::max);
-        let queries = workload_queries(&terms, "mixed", rp, config.queries, config.seed)?;
+        let queries = workload_queries(
+            &terms,
+            "mixed",
+            rp,
+            config.repetition,
+            config.queries,
+            config.seed,
+        )?;
         let fraction = config.heap_fractions.first().copied().unwrap_or(0.1);
         let bytes = heap(fraction, &queries);
         for &threads in &config.threads {
@@ -459,7 +657,9 @@ pub fn run(
                             let (reader, cache, queries) = (&reader, &cache, &queries);
                             let mine: Vec<Query> =
                                 queries.iter().skip(t).step_by(threads).cloned().collect();
-                            scope.spawn(move || run_through(reader, Some(cache), &mine, &options))
+                            scope.spawn(move || {
+                                run_through(reader, Some(cache), &mine, &options, false)
+                            })
                         })
                         .collect();
                     handles
@@ -481,7 +681,121 @@ pub fn run(
             }
         }
     }
+    if section("page-cache") {
+        let rp = config.rps.iter().copied().fold(0.0, f64::max);
+        let queries = workload_queries(
+            &terms,
+            "mixed",
+            rp,
+            config.repetition,
+            config.queries,
+            config.seed,
+        )?;
+        std::fs::create_dir_all(&config.scratch)
+            .map_err(|e| ResultCacheExperimentError::Io(config.scratch.clone(), e))?;
+        let file = config.scratch.join("page-cache-workload.txt");
+        let text: String = queries.iter().map(|q| format!("{q}\n")).collect();
+        std::fs::write(&file, text).map_err(|e| ResultCacheExperimentError::Io(file.clone(), e))?;
+        let binary = config
+            .binary
+            .clone()
+            .ok_or_else(|| ResultCacheExperimentError::Child {
+                command: "page-cache".into(),
+                message: "no apcache-bench executable to run".into(),
+            })?;
+        let mut runs = vec![(0.0, 0, "none", config.memory_limit)];
+        for &fraction in &config.heap_fractions {
+            let bytes = heap(fraction, &queries);
+            let limit = config.memory_limit + bytes;
+            runs.push((fraction, bytes, "page-cache", limit));
+            runs.push((fraction, bytes, "result-cache", limit));
+        }
+        for (fraction, bytes, bytes_to, limit) in runs {
+            progress(&format!(
+                "page-cache: heap {fraction} ({bytes} bytes) to the {bytes_to}, limit {limit}"
+            ));
+            let mut args: Vec<String> = vec![
+                "queries".into(),
+                config.index.to_string_lossy().into(),
+                "--queries".into(),
+                file.to_string_lossy().into(),
+                "-k".into(),
+                config.k.to_string(),
+                "--threads".into(),
+                "1".into(),
+                "--warmup".into(),
+                "0".into(),
+                "--repeat".into(),
+                "1".into(),
+                "--mode".into(),
+                "base".into(),
+                "--memory-limit".into(),
+                limit.to_string(),
+                "--json".into(),
+            ];
+            if bytes_to == "result-cache" {
+                args.extend(
+                    [
+                        "--result-cache-size",
+                        &bytes.to_string(),
+                        "--result-cache-policy",
+                        "lru",
+                        "--result-match",
+                        "partial1",
+                    ]
+                    .map(String::from),
+                );
+            }
+            let point = run_child(&binary, &args)?;
+            let r = &point["repetitions"][0];
+            let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+            report.page_cache.push(PageCachePoint {
+                heap_fraction: fraction,
+                heap_bytes: bytes,
+                bytes_to: bytes_to.into(),
+                memory_limit: limit,
+                enforced: point["dram"]["enforced"].as_bool().unwrap_or(false),
+                qps: f(&r["qps"]),
+                latency: LatencySummary {
+                    count: r["count"].as_u64().unwrap_or(0),
+                    mean_us: f(&r["mean_us"]),
+                    p50_us: f(&r["p50_us"]),
+                    p99_us: f(&r["p99_us"]),
+                    p999_us: f(&r["p999_us"]),
+                    max_us: f(&r["max_us"]),
+                },
+                result_cache_hits: r["result_cache_hits"].as_u64().unwrap_or(0),
+                storage_read_bytes: r["storage_read_bytes"].as_u64(),
+            });
+        }
+    }
     Ok(report)
+}
+
+/// Runs `binary` with `args` and reads the JSON report it prints.
+fn run_child(
+    binary: &std::path::Path,
+    args: &[String],
+) -> Result<serde_json::Value, ResultCacheExperimentError> {
+    let command = format!("apcache-bench {}", args.join(" "));
+    let output = std::process::Command::new(binary)
+        .args(args)
+        .output()
+        .map_err(|e| ResultCacheExperimentError::Io(binary.to_path_buf(), e))?;
+    if !output.status.success() {
+        return Err(ResultCacheExperimentError::Child {
+            command,
+            message: format!(
+                "{} {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            ),
+        });
+    }
+    serde_json::from_slice(&output.stdout).map_err(|e| ResultCacheExperimentError::Child {
+        command,
+        message: format!("unreadable JSON report: {e}"),
+    })
 }
 
 impl ResultCacheReport {
@@ -491,10 +805,11 @@ impl ResultCacheReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{} documents, {} searchable bytes; top {}; heap fractions of the {}\n",
+            "{} documents, {} searchable bytes; top {}; repetition by {}; heap fractions of the {}\n",
             self.documents,
             self.search_bytes,
             self.k,
+            self.repetition.name(),
             match self.heap_scale {
                 HeapScale::Index => "index's searchable bytes",
                 HeapScale::Workload => "bytes of every distinct answer of the workload",
@@ -504,13 +819,16 @@ impl ResultCacheReport {
             let _ = writeln!(out, "## Hit rate, QPS and latency\n");
             let _ = writeln!(
                 out,
-                "| workload | rp | heap | policy | matching | min postings | hit rate | of which sections | QPS | mean µs | p99 µs |"
+                "| workload | rp | heap | policy | matching | min postings | hit rate | of which sections | of which approximate | recall@10 | NDCG@10 | QPS | speedup | mean µs | p99 µs | hit p50 µs | hit p99 µs |"
             );
-            let _ = writeln!(out, "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|");
+            let _ = writeln!(
+                out,
+                "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            );
             for p in &self.grid {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.0} | {:.1} | {:.1} |",
+                    "| {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {} | {} | {:.0} | {:.2} | {:.1} | {:.1} | {} | {} |",
                     p.workload,
                     p.rp,
                     if p.heap_bytes == 0 {
@@ -523,9 +841,19 @@ impl ResultCacheReport {
                     p.min_postings,
                     p.hit_rate,
                     p.section_hit_rate,
+                    p.approximate_rate,
+                    p.recall_at_10.map_or("-".into(), |r| format!("{r:.3}")),
+                    p.ndcg_at_10.map_or("-".into(), |r| format!("{r:.3}")),
                     p.qps,
+                    p.speedup,
                     p.latency.mean_us,
-                    p.latency.p99_us
+                    p.latency.p99_us,
+                    p.hit_latency
+                        .as_ref()
+                        .map_or("-".into(), |h| format!("{:.2}", h.p50_us)),
+                    p.hit_latency
+                        .as_ref()
+                        .map_or("-".into(), |h| format!("{:.2}", h.p99_us)),
                 );
             }
         }
@@ -533,13 +861,13 @@ impl ResultCacheReport {
             let _ = writeln!(out, "\n## Allocators (LRU, partial1, the mixed workload)\n");
             let _ = writeln!(
                 out,
-                "| heap | allocator | QPS | hit rate | alloc p50 ns | alloc p99 ns | unusable bytes | free bytes |"
+                "| heap | allocator | QPS | hit rate | alloc p50 ns | alloc p99 ns | unusable bytes at the end | mean unusable bytes | fragmentation evictions | free bytes |"
             );
-            let _ = writeln!(out, "|---:|---|---:|---:|---:|---:|---:|---:|");
+            let _ = writeln!(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
             for p in &self.allocators {
                 let _ = writeln!(
                     out,
-                    "| {} ({} KiB) | {} | {:.0} | {:.3} | {} | {} | {} | {} |",
+                    "| {} ({} KiB) | {} | {:.0} | {:.3} | {} | {} | {} | {:.0} | {} | {} |",
                     p.heap_fraction,
                     p.heap_bytes >> 10,
                     p.allocator,
@@ -548,7 +876,39 @@ impl ResultCacheReport {
                     p.alloc_p50_ns,
                     p.alloc_p99_ns,
                     p.unusable_bytes,
+                    p.mean_unusable_bytes,
+                    p.fragmentation_evictions,
                     p.free_bytes
+                );
+            }
+        }
+        if !self.page_cache.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n## The heap's bytes in the page cache instead (mode base, the mixed workload, cold start, one pass)\n"
+            );
+            let _ = writeln!(
+                out,
+                "| heap | bytes to | memory limit | enforced | QPS | mean µs | p99 µs | result cache hits | storage read bytes |"
+            );
+            let _ = writeln!(out, "|---:|---|---:|---|---:|---:|---:|---:|---:|");
+            for p in &self.page_cache {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} KiB | {} | {:.0} | {:.1} | {:.1} | {} | {} |",
+                    if p.heap_bytes == 0 {
+                        "-".to_string()
+                    } else {
+                        format!("{} ({} KiB)", p.heap_fraction, p.heap_bytes >> 10)
+                    },
+                    p.bytes_to,
+                    p.memory_limit >> 10,
+                    if p.enforced { "yes" } else { "no" },
+                    p.qps,
+                    p.latency.mean_us,
+                    p.latency.p99_us,
+                    p.result_cache_hits,
+                    p.storage_read_bytes.map_or("-".into(), |b| b.to_string())
                 );
             }
         }
@@ -568,5 +928,24 @@ impl ResultCacheReport {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recall_and_ndcg_against_evaluation() {
+        assert_eq!(recall_and_ndcg(&[1, 2, 3], &[1, 2, 3]), (1.0, 1.0));
+        assert_eq!(recall_and_ndcg(&[4, 5], &[1, 2]), (0.0, 0.0));
+        assert_eq!(recall_and_ndcg(&[], &[]), (1.0, 1.0));
+        // The right documents in another order: full recall, NDCG below 1 only when a
+        // relevant document is pushed below an irrelevant one.
+        assert_eq!(recall_and_ndcg(&[3, 2, 1], &[1, 2, 3]), (1.0, 1.0));
+        let (recall, ndcg) = recall_and_ndcg(&[9, 1], &[1, 2]);
+        assert_eq!(recall, 0.5);
+        let expected = (1.0 / 3f64.log2()) / (1.0 + 1.0 / 3f64.log2());
+        assert!((ndcg - expected).abs() < 1e-12);
     }
 }

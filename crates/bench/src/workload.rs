@@ -33,6 +33,19 @@
 //! queue), and pair query `i` of one with query `i` of the other. The two terms of a query are
 //! never the same term.
 //!
+//! # Query-level repetition
+//!
+//! Per-term repetition repeats terms, not queries: at RP 0.5 a single-term workload repeats
+//! about a third of its queries exactly, and a two-term query repeats only when both halves
+//! happen to repeat the same pair, which almost never happens. A cache of whole answers sees
+//! none of that. [`Repetition::Query`] repeats whole queries instead: the fresh queries are
+//! the workload above at RP 0 (no term repeats), and with probability `rp` the next query is a
+//! repeat of an earlier query of the stream, drawn uniformly from every query emitted so far,
+//! repeats included. A query asked `n` times so far is then drawn with a chance proportional
+//! to `n`: popular queries grow more popular (a Yule-Simon process), which gives the skewed,
+//! long-tailed popularity of real query logs, with reuse at every distance rather than only
+//! within the last 100 queries.
+//!
 //! Everything is drawn from one ChaCha8 generator seeded with the workload's seed, so a seed
 //! gives the same workload on every machine (with the same `rand` 0.9 sampling code).
 
@@ -249,6 +262,35 @@ impl Vocabulary {
     }
 }
 
+/// What the repetition probability repeats (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Repetition {
+    /// The original study's: a term from the last [`REPEAT_QUEUE_CAPACITY`] terms, for each
+    /// term of a query on its own.
+    #[default]
+    Term,
+    /// A whole earlier query of the stream, drawn by its popularity so far.
+    Query,
+}
+
+impl Repetition {
+    /// The name, as the command line spells it: `term` or `query`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Repetition::Term => "term",
+            Repetition::Query => "query",
+        }
+    }
+
+    /// The repetition named `name`.
+    pub fn from_name(name: &str) -> Option<Repetition> {
+        [Repetition::Term, Repetition::Query]
+            .into_iter()
+            .find(|r| r.name() == name)
+    }
+}
+
 /// What to generate.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WorkloadConfig {
@@ -256,6 +298,8 @@ pub struct WorkloadConfig {
     pub query_type: QueryType,
     /// Repetition probability, in `[0, 1]`.
     pub rp: f64,
+    /// What a repetition repeats.
+    pub repetition: Repetition,
     /// Queries.
     pub count: usize,
     /// Seed of the random generator.
@@ -269,8 +313,9 @@ pub struct Workload {
     pub query_type: QueryType,
     /// The terms of each query (one, or two for AND and OR).
     pub queries: Vec<Vec<String>>,
-    /// Terms emitted from a repeat queue instead of the next term (over both halves of a
-    /// two-term workload).
+    /// Repeats: under [`Repetition::Term`], terms emitted from a repeat queue instead of the
+    /// next term (over both halves of a two-term workload); under [`Repetition::Query`],
+    /// queries that repeat an earlier one.
     pub from_repeat_queue: usize,
     /// The two halves the class was split into, for a two-term workload: the first terms of
     /// the queries come from the first half, the second terms from the second.
@@ -345,6 +390,22 @@ pub fn generate(
     let mut terms = class_terms.to_vec();
     terms.sort_unstable();
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    if config.repetition == Repetition::Query {
+        let fresh = generate(
+            &terms,
+            &WorkloadConfig {
+                rp: 0.0,
+                repetition: Repetition::Term,
+                ..*config
+            },
+        )?;
+        let (queries, repeats) = repeat_queries(fresh.queries, config.rp, &mut rng);
+        return Ok(Workload {
+            queries,
+            from_repeat_queue: repeats,
+            ..fresh
+        });
+    }
     if config.query_type == QueryType::Single {
         let (emitted, repeats) = one_term_workload(&terms, config.rp, config.count, &mut rng);
         return Ok(Workload {
@@ -401,6 +462,30 @@ pub fn one_term_workload(
     (out, repeats)
 }
 
+/// Query-level repetition over the `fresh` queries (see the module documentation): as many
+/// queries as `fresh` holds, each with probability `rp` (after the first) a repeat of an
+/// earlier query of the output drawn uniformly over its positions, else the next fresh query.
+/// Returns the queries and the number of repeats.
+pub fn repeat_queries<T: Clone>(fresh: Vec<T>, rp: f64, rng: &mut ChaCha8Rng) -> (Vec<T>, usize) {
+    let count = fresh.len();
+    let mut fresh = fresh.into_iter();
+    let mut out: Vec<T> = Vec::with_capacity(count);
+    let mut repeats = 0;
+    while out.len() < count {
+        if !out.is_empty() && rng.random_bool(rp) {
+            out.push(out[rng.random_range(0..out.len())].clone());
+            repeats += 1;
+        } else {
+            out.push(
+                fresh
+                    .next()
+                    .expect("one fresh query per output query at most"),
+            );
+        }
+    }
+    (out, repeats)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::{HashMap, HashSet};
@@ -419,9 +504,91 @@ mod tests {
         WorkloadConfig {
             query_type,
             rp,
+            repetition: Repetition::Term,
             count,
             seed,
         }
+    }
+
+    fn query_config(query_type: QueryType, rp: f64, count: usize, seed: u64) -> WorkloadConfig {
+        WorkloadConfig {
+            repetition: Repetition::Query,
+            ..config(query_type, rp, count, seed)
+        }
+    }
+
+    #[test]
+    fn query_repetition_repeats_whole_queries_at_the_given_rate() {
+        let terms = class_terms_of(50_000);
+        let n = 10_000;
+        for query_type in [QueryType::Single, QueryType::And, QueryType::Or] {
+            for rp in [0.0, 0.25, 0.5] {
+                for seed in 0..3 {
+                    let workload =
+                        generate(&terms, &query_config(query_type, rp, n, seed)).unwrap();
+                    assert_eq!(workload.queries.len(), n);
+                    let mut seen = HashSet::new();
+                    let again = workload
+                        .queries
+                        .iter()
+                        .filter(|q| !seen.insert((*q).clone()))
+                        .count();
+                    // Fresh queries never repeat, so every repeat is a query asked before.
+                    assert_eq!(again, workload.from_repeat_queue);
+                    let expected = rp * (n - 1) as f64 / n as f64;
+                    let measured = again as f64 / n as f64;
+                    assert!(
+                        (measured - expected).abs() < 0.02,
+                        "{} rp {rp} seed {seed}: {measured}",
+                        query_type.name()
+                    );
+                    // Two-term queries keep their halves.
+                    if let Some([a, b]) = &workload.halves {
+                        for q in &workload.queries {
+                            assert!(a.contains(&q[0]) && b.contains(&q[1]));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn query_repetition_draws_by_popularity() {
+        // Under rp = 0.5 a query's repeats grow with the repeats it already has: the most
+        // asked queries take far more than their share, and reuse spans the whole stream.
+        let terms = class_terms_of(50_000);
+        let workload = generate(&terms, &query_config(QueryType::Single, 0.5, 20_000, 5)).unwrap();
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for q in &workload.queries {
+            *counts.entry(q[0].as_str()).or_default() += 1;
+        }
+        let mut sorted: Vec<usize> = counts.values().copied().collect();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        let top: usize = sorted.iter().take(sorted.len() / 100).sum();
+        assert!(
+            top as f64 > 0.05 * workload.queries.len() as f64,
+            "the top 1% of queries take {top} of {}",
+            workload.queries.len()
+        );
+        // Some repeat reaches back further than the term mode's 100 queries.
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        let longest = workload
+            .queries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, q)| {
+                let at = *first.entry(q[0].as_str()).or_insert(i);
+                (at < i).then_some(i - at)
+            })
+            .max()
+            .unwrap();
+        assert!(longest > 1_000, "{longest}");
+        // Same seed, same workload.
+        assert_eq!(
+            workload,
+            generate(&terms, &query_config(QueryType::Single, 0.5, 20_000, 5)).unwrap()
+        );
     }
 
     fn class_terms_of(n: usize) -> Vec<String> {

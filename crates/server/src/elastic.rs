@@ -330,8 +330,11 @@ pub async fn search(
         let index = index(&state, &name)?;
         let request = parse_request(&url, body)?;
         search::check_window(request.from, request.size, &state.config)?;
-        let (total, exact, hits) = match request.wanted {
-            Wanted::All => match_all(index, &request)?,
+        let (total, exact, approximate, hits) = match request.wanted {
+            Wanted::All => {
+                let (total, exact, hits) = match_all(index, &request)?;
+                (total, exact, false, hits)
+            }
             Wanted::Text(q, default_operator) => {
                 let params = SearchParams {
                     q,
@@ -352,7 +355,7 @@ pub async fn search(
                         (hit.id(), hit.score, hit.title, hit.body, marked)
                     })
                     .collect();
-                (outcome.total, outcome.exact, hits)
+                (outcome.total, outcome.exact, outcome.approximate, hits)
             }
         };
         let max_score = hits.first().map(|h| h.1);
@@ -369,19 +372,21 @@ pub async fn search(
                 hit
             })
             .collect();
-        Ok::<_, ApiError>(
-            Json(json!({
-                "took": arrived.elapsed().as_millis() as u64,
-                "timed_out": false,
-                "_shards": shards(),
-                "hits": {
-                    "total": {"value": total, "relation": if exact { "eq" } else { "gte" }},
-                    "max_score": max_score,
-                    "hits": hits,
-                },
-            }))
-            .into_response(),
-        )
+        let mut body = json!({
+            "took": arrived.elapsed().as_millis() as u64,
+            "timed_out": false,
+            "_shards": shards(),
+            "hits": {
+                "total": {"value": total, "relation": if exact { "eq" } else { "gte" }},
+                "max_score": max_score,
+                "hits": hits,
+            },
+        });
+        // Not an Elasticsearch field: present only on an approximate answer (partial2).
+        if approximate {
+            body["approximate"] = json!(true);
+        }
+        Ok::<_, ApiError>(Json(body).into_response())
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
 }

@@ -208,6 +208,7 @@ async fn respond(
         "index": index.name,
         "query": outcome.query,
         "total": {"value": outcome.total, "exact": outcome.exact},
+        "approximate": outcome.approximate,
         "took_us": outcome.took.as_micros() as u64,
         "offset": params.offset,
         "k": params.k,

@@ -64,6 +64,9 @@ pub struct SearchOutcome {
     pub total: u64,
     /// Whether `total` is exact.
     pub exact: bool,
+    /// Whether the answer is approximate: the result cache's stored answer for a subset of
+    /// the query's terms (`partial2` matching), not the query's own evaluation.
+    pub approximate: bool,
     /// From arrival to answer.
     pub took: Duration,
     /// The hits after `offset`, best first.
@@ -220,7 +223,12 @@ pub async fn run(
                         body,
                     });
                 }
-                Ok((result.total_hits, result.total_hits_exact, hits))
+                Ok((
+                    result.total_hits,
+                    result.total_hits_exact,
+                    answer.approximate,
+                    hits,
+                ))
             });
             let _ = tx.send(answer);
         })
@@ -240,12 +248,13 @@ pub async fn run(
         }
     };
     drop(ticket);
-    let (total, exact, hits) = answer?;
+    let (total, exact, approximate, hits) = answer?;
     Ok(SearchOutcome {
         query: canonical,
         parsed,
         total,
         exact,
+        approximate,
         took: arrived.elapsed(),
         hits,
         notes,

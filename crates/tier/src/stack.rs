@@ -199,10 +199,35 @@ impl std::fmt::Debug for ServingStack {
     }
 }
 
+/// The postings cache bytes for `fraction` of the index: that fraction of its postings bytes,
+/// and from 1.0 (100%) on, at least the whole index after segment rounding
+/// ([`whole_index_cache_bytes`]), so that a 100% cache, warmed, misses nothing.
+///
+/// The fractions below 1.0 are of the postings bytes rather than of the rounded whole: a term
+/// owns whole segments, so on an index of a million mostly tiny terms the rounded whole is
+/// many times the postings (32 KiB segments: about 39 GiB for the four corpus parts), and
+/// fractions of it would ask for caches no tier holds.
+pub fn cache_bytes_for_fraction(
+    reader: &IndexReader,
+    segment_size: usize,
+    fraction: f64,
+) -> Result<u64, StackError> {
+    let postings: u64 = reader
+        .segments()
+        .iter()
+        .map(|s| s.postings_len() as u64)
+        .sum();
+    let bytes = (postings as f64 * fraction) as u64;
+    if fraction >= 1.0 {
+        Ok(bytes.max(whole_index_cache_bytes(reader, segment_size)?))
+    } else {
+        Ok(bytes)
+    }
+}
+
 /// The bytes the whole index takes in a postings cache of `segment_size`-byte segments: every
 /// term's block table and blocks, laid out as the cache lays them out (a term owns whole
-/// segments; a block never straddles two). A cache of this size, warmed, misses nothing;
-/// "N% of the index" as a cache size means N% of this.
+/// segments; a block never straddles two). A cache of this size, warmed, misses nothing.
 pub fn whole_index_cache_bytes(
     reader: &IndexReader,
     segment_size: usize,

@@ -1,6 +1,6 @@
-//! A postings cache sized at 100% of the index (as `whole_index_cache_bytes` computes it,
+//! A postings cache sized at 100% of the index (as `cache_bytes_for_fraction` computes it,
 //! segment rounding included) holds every term: once warm, it misses nothing, whatever the
-//! segment size.
+//! segment size. Below 100% a fraction is of the postings bytes.
 
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -10,7 +10,9 @@ use apcache_index::search::SearchOptions;
 use apcache_tier::loader::LoaderKind;
 use apcache_tier::region::TierSpec;
 use apcache_tier::serving::{LiveConfig, LiveRequest, LiveService};
-use apcache_tier::stack::{whole_index_cache_bytes, ServingConfig, ServingStack};
+use apcache_tier::stack::{
+    cache_bytes_for_fraction, whole_index_cache_bytes, ServingConfig, ServingStack,
+};
 use apcache_tier::{CacheOptions, ServingMode};
 
 mod common;
@@ -29,9 +31,19 @@ fn a_warm_cache_of_the_whole_index_never_misses() {
             .map(|s| s.postings_len() as u64)
             .sum();
         assert!(whole >= postings, "{whole} < {postings}");
+        let full = cache_bytes_for_fraction(&reader, segment_size, 1.0).unwrap();
+        assert_eq!(
+            full, whole,
+            "100% is the whole index after segment rounding"
+        );
+        assert_eq!(
+            cache_bytes_for_fraction(&reader, segment_size, 0.5).unwrap(),
+            postings / 2,
+            "50% is half the postings bytes"
+        );
         let config = ServingConfig {
             mode: ServingMode::HybridPrefetch,
-            cache_bytes: Some(whole),
+            cache_bytes: Some(full),
             tier: TierSpec::Anonymous,
             cache: CacheOptions {
                 segment_size,

@@ -57,11 +57,13 @@ pub struct SearchArgs {
     pub(super) json: bool,
 }
 
-/// One run of the query: how long it took and whether the result cache answered it.
+/// One run of the query: how long it took, whether the result cache answered it, and whether
+/// approximately (`partial2`: from the entry of a subset of the query's terms).
 #[derive(Debug, Clone, Copy)]
 struct Run {
     took: Duration,
     from_cache: bool,
+    approximate: bool,
 }
 
 /// A hit as shown: the document's id (its place in input order), score, title and snippet.
@@ -176,6 +178,7 @@ fn search_served(
         runs.push(Run {
             took: started.elapsed(),
             from_cache: answer.from_cache,
+            approximate: answer.approximate,
         });
         last = Some(answer.result);
     }
@@ -190,10 +193,10 @@ fn print_runs(runs: &[Run]) {
             "run {:>3}: {:>10.1} µs{}",
             i + 1,
             run.took.as_secs_f64() * 1e6,
-            if run.from_cache {
-                "  (result cache)"
-            } else {
-                ""
+            match (run.from_cache, run.approximate) {
+                (true, true) => "  (result cache, approximate)",
+                (true, false) => "  (result cache)",
+                _ => "",
             }
         );
     }
@@ -270,6 +273,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
                 runs.push(Run {
                     took: started.elapsed(),
                     from_cache: false,
+                    approximate: false,
                 });
             }
             let result = last.expect("at least one run");
@@ -278,6 +282,8 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         }
     };
     let took = started.elapsed();
+    // The answer shown is the last run's.
+    let approximate = runs.last().is_some_and(|r| r.approximate);
     let mut hits = hits;
     let mut highlights: Vec<Option<Vec<String>>> = vec![None; hits.len()];
     if args.highlight {
@@ -326,18 +332,25 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             json!({
                 "query": query.to_string(),
                 "total": {"value": result.total_hits, "exact": result.total_hits_exact},
+                "approximate": approximate,
                 "took_us": took.as_micros() as u64,
                 "hits": hits,
                 "notes": notes,
                 "runs": runs
                     .iter()
-                    .map(|r| json!({"took_us": r.took.as_secs_f64() * 1e6, "result_cache": r.from_cache}))
+                    .map(|r| json!({"took_us": r.took.as_secs_f64() * 1e6, "result_cache": r.from_cache, "approximate": r.approximate}))
                     .collect::<Vec<_>>(),
             })
         );
     } else {
         for note in &notes {
             println!("note: {note}");
+        }
+        if approximate {
+            println!(
+                "note: approximate: the result cache's answer for a subset of the query's terms, \
+                 not the query's own evaluation"
+            );
         }
         print_hits(&query, &result, took, &hits, args.k, ids.as_ref());
         if runs.len() > 1 {

@@ -64,9 +64,11 @@ pub struct ServingArgs {
     /// Queries the base-prefetch worker may run ahead.
     #[arg(long, default_value_t = 16)]
     pub lookahead: usize,
-    /// Size of the postings cache in the tier (`256MiB`, `1GiB`); default 256MiB.
-    #[arg(long, value_parser = size::bytes)]
-    pub cache_size: Option<u64>,
+    /// Size of the postings cache in the tier (`256MiB`, `1GiB`), or a share of the index
+    /// (`25%`: of its postings bytes; `100%` holds the whole index after segment rounding, so
+    /// that it never misses once warm); default 256MiB.
+    #[arg(long, value_parser = parse_cache_size)]
+    pub cache_size: Option<CacheSize>,
     /// The tier: `dir:PATH` (a file in a DAX, CXL-backed or tmpfs mount), `numa:N` (memory of
     /// NUMA node N) or `anonymous` (DRAM, for comparison).
     #[arg(long, default_value = "dir:/dev/shm", conflicts_with = "tier_dir")]
@@ -153,12 +155,14 @@ pub struct ServingArgs {
     pub result_cache_in_tier: bool,
 }
 
-/// A result cache's size: bytes, or a share of the index.
+/// A cache's size: bytes, or a share of the index (for the result cache, of its searchable
+/// bytes; for the postings cache, of its postings bytes, and 100% the whole index after
+/// segment rounding).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CacheSize {
     /// Bytes.
     Bytes(u64),
-    /// Percent of the index's searchable bytes.
+    /// Percent of the index.
     Percent(f64),
 }
 
@@ -203,6 +207,9 @@ pub enum ResultMatchArg {
     Isomorphic,
     /// Isomorphic, or a single term from a cached disjunction holding it.
     Partial1,
+    /// Partial1, or an approximate answer from the entry of a subset of the query's terms
+    /// (marked approximate in every response).
+    Partial2,
 }
 
 /// `apcache serve`'s default queue: this many waiting requests per query thread.
@@ -270,6 +277,7 @@ impl ServingArgs {
                 ResultMatchArg::Exact => Matching::Exact,
                 ResultMatchArg::Isomorphic => Matching::Isomorphic,
                 ResultMatchArg::Partial1 => Matching::Partial1,
+                ResultMatchArg::Partial2 => Matching::Partial2,
             },
             min_postings: self.result_cache_min_postings,
             shards: self.result_caches,
@@ -307,11 +315,22 @@ impl ServingArgs {
                  or a directory tier in a cache mode"
             );
         }
+        let cache_bytes = match (mode.uses_cache(), self.cache_size) {
+            (false, _) => None,
+            (true, None) => Some(DEFAULT_CACHE_BYTES),
+            (true, Some(CacheSize::Bytes(bytes))) => Some(bytes),
+            (true, Some(CacheSize::Percent(p))) => {
+                let reader = apcache_index::search::IndexReader::open(index)?;
+                Some(apcache_tier::stack::cache_bytes_for_fraction(
+                    &reader,
+                    self.segment_size,
+                    p / 100.0,
+                )?)
+            }
+        };
         Ok(ServingConfig {
             mode,
-            cache_bytes: mode
-                .uses_cache()
-                .then(|| self.cache_size.unwrap_or(DEFAULT_CACHE_BYTES)),
+            cache_bytes,
             tier,
             tier_file: self.tier_file.clone(),
             cache: CacheOptions {

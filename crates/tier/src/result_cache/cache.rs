@@ -13,6 +13,15 @@
 //! and gets exactly what its own evaluation would give), or partial (isomorphic, and a
 //! single-term query is also answered from the section a disjunction's entry holds for
 //! that term; the section is that term's own evaluation, so the answer is exact too).
+//!
+//! `partial2` goes past exact answers: a disjunction or conjunction of terms that finds no
+//! entry of its own may be answered from the entry of a subset of its terms (the same
+//! operator over fewer terms, or a single term, found as an entry or a section), largest
+//! subsets first ([`ResultCache::get_approximate`]). Such an answer is not what evaluation
+//! would return (a disjunction's answer misses the documents only the other terms match, a
+//! conjunction's includes documents the other terms do not), so it is marked approximate
+//! wherever it goes, and its count is never exact. What it costs in quality is measured by
+//! the result-cache experiment (recall and NDCG at 10 against evaluation).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,11 +44,23 @@ pub enum Matching {
     Isomorphic,
     /// Isomorphic, and a single term from the section of a disjunction of terms that holds it.
     Partial1,
+    /// Partial1, and approximate answers from the entry of a subset of the query's terms.
+    Partial2,
 }
 
 impl Matching {
     /// Every kind, for the experiments.
-    pub const ALL: [Matching; 3] = [Matching::Exact, Matching::Isomorphic, Matching::Partial1];
+    pub const ALL: [Matching; 4] = [
+        Matching::Exact,
+        Matching::Isomorphic,
+        Matching::Partial1,
+        Matching::Partial2,
+    ];
+
+    /// Whether single-term sections are stored and served (partial matching).
+    pub fn uses_sections(self) -> bool {
+        matches!(self, Matching::Partial1 | Matching::Partial2)
+    }
 
     /// The name on the command line.
     pub fn name(self) -> &'static str {
@@ -47,6 +68,7 @@ impl Matching {
             Matching::Exact => "exact",
             Matching::Isomorphic => "isomorphic",
             Matching::Partial1 => "partial1",
+            Matching::Partial2 => "partial2",
         }
     }
 
@@ -113,12 +135,18 @@ pub struct ResultCacheCounters {
     pub section_hits: u64,
     /// Lookups that found nothing.
     pub misses: u64,
+    /// Of the misses, requests then answered approximately from the entry of a subset of
+    /// their terms (`partial2`).
+    pub approximate_hits: u64,
     /// Results stored.
     pub admissions: u64,
     /// Results refused (by the policy, the admission threshold, or too large for a shard).
     pub refusals: u64,
     /// Entries evicted.
     pub evictions: u64,
+    /// Of the evictions, those made because the heap had no free block large enough for a
+    /// new entry while the policy was within its capacity: what fragmentation cost.
+    pub fragmentation_evictions: u64,
     /// Bytes held by entries now.
     pub bytes: u64,
     /// Entries now.
@@ -175,9 +203,11 @@ pub struct ResultCache {
     hits: AtomicU64,
     section_hits: AtomicU64,
     misses: AtomicU64,
+    approximate_hits: AtomicU64,
     admissions: AtomicU64,
     refusals: AtomicU64,
     evictions: AtomicU64,
+    fragmentation_evictions: AtomicU64,
     alloc_times: AllocTimes,
 }
 
@@ -233,9 +263,11 @@ impl ResultCache {
             hits: AtomicU64::new(0),
             section_hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            approximate_hits: AtomicU64::new(0),
             admissions: AtomicU64::new(0),
             refusals: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
+            fragmentation_evictions: AtomicU64::new(0),
             alloc_times: AllocTimes::new(),
         }
     }
@@ -267,7 +299,7 @@ impl ResultCache {
     /// The single terms a disjunction's entry holds sections for (partial matching): the
     /// terms of a query made only of optional single-term clauses, two or more of them.
     pub fn section_terms(&self, query: &Query) -> Vec<String> {
-        if self.config.matching != Matching::Partial1 {
+        if !self.config.matching.uses_sections() {
             return Vec::new();
         }
         match query {
@@ -301,6 +333,70 @@ impl ResultCache {
         self.lookup(key, true)
     }
 
+    /// Under `partial2`, an approximate answer for `query` (in its evaluated form) that found
+    /// no entry of its own ([`get`](Self::get) missed): the stored answer of the largest
+    /// subset of its terms that has one, tried from the largest subsets down, at most
+    /// [`APPROXIMATE_PROBES`](Self::APPROXIMATE_PROBES) subsets. Only a disjunction or a
+    /// conjunction of two to [`APPROXIMATE_MAX_TERMS`](Self::APPROXIMATE_MAX_TERMS) plain terms
+    /// is answered so; its count is marked inexact.
+    pub fn get_approximate(
+        &self,
+        generation: u64,
+        query: &Query,
+        options: &SearchOptions,
+    ) -> Option<CachedResult> {
+        if self.config.matching != Matching::Partial2 {
+            return None;
+        }
+        let (terms, conjunction) = term_bag(query)?;
+        let n = terms.len();
+        if !(2..=Self::APPROXIMATE_MAX_TERMS).contains(&n) {
+            return None;
+        }
+        let mut probes = 0;
+        for size in (1..n).rev() {
+            for subset in subsets_of_size(n, size) {
+                if probes == Self::APPROXIMATE_PROBES {
+                    return None;
+                }
+                probes += 1;
+                let chosen: Vec<&String> = subset.iter().map(|&i| &terms[i]).collect();
+                let sub = bag_query(&chosen, conjunction);
+                let key = self.key(generation, &sub, options);
+                if let Some(mut found) = self.lookup(&key, false) {
+                    self.touch(&key);
+                    self.approximate_hits.fetch_add(1, Ordering::Relaxed);
+                    found.total_hits_exact = false;
+                    return Some(found);
+                }
+            }
+        }
+        None
+    }
+
+    /// The most terms a query answered approximately may have.
+    pub const APPROXIMATE_MAX_TERMS: usize = 16;
+    /// The most subsets an approximate lookup tries.
+    pub const APPROXIMATE_PROBES: usize = 64;
+
+    /// Tells the policy that the entry answering `key` (its own, or the owner of its section)
+    /// served a request.
+    fn touch(&self, key: &ResultKey) {
+        let mut shard = self.shard(key.hash()).lock().expect("result cache lock");
+        if shard.entries.contains_key(&key.hash()) {
+            shard.policy.on_hit(key.hash());
+            return;
+        }
+        let owner = shard.sections.get(&key.hash()).copied();
+        drop(shard);
+        if let Some(owner) = owner {
+            let mut shard = self.shard(owner).lock().expect("result cache lock");
+            if shard.entries.contains_key(&owner) {
+                shard.policy.on_hit(owner);
+            }
+        }
+    }
+
     /// Whether the cache holds an answer for `key` now, without counting a lookup or telling
     /// the policy (a prefetcher deciding whether a queued query needs its postings).
     pub fn holds(&self, key: &ResultKey) -> bool {
@@ -329,7 +425,7 @@ impl ResultCache {
             }
             return Some(result);
         }
-        if self.config.matching == Matching::Partial1 {
+        if self.config.matching.uses_sections() {
             let owner = self
                 .shard(key.hash())
                 .lock()
@@ -415,8 +511,13 @@ impl ResultCache {
                 if !self.evict_one(shard, hash, &mut evicted_sections) {
                     break;
                 }
+                self.fragmentation_evictions.fetch_add(1, Ordering::Relaxed);
             }
-            if stored.is_none() {
+            // Not stored while the policy still counts it resident (no room even after every
+            // eviction): the policy lets it go. A policy that evicted it itself keeps what it
+            // remembers of it (DLIRS's non-resident history, S3-FIFO's ghost), so that its
+            // next miss is known as a return.
+            if stored.is_none() && shard.policy.contains(hash) {
                 shard.policy.remove(hash);
             }
             stored.is_some()
@@ -473,9 +574,11 @@ impl ResultCache {
             hits: self.hits.load(Ordering::Relaxed),
             section_hits: self.section_hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
+            approximate_hits: self.approximate_hits.load(Ordering::Relaxed),
             admissions: self.admissions.load(Ordering::Relaxed),
             refusals: self.refusals.load(Ordering::Relaxed),
             evictions: self.evictions.load(Ordering::Relaxed),
+            fragmentation_evictions: self.fragmentation_evictions.load(Ordering::Relaxed),
             ..ResultCacheCounters::default()
         };
         for shard in &self.shards {
@@ -492,6 +595,73 @@ impl ResultCache {
     pub fn allocation_ns(&self, p: f64) -> Option<u64> {
         self.alloc_times.percentile(p)
     }
+}
+
+/// The terms of a query made only of plain term clauses, all optional (a disjunction) or all
+/// required (a conjunction), and whether it is a conjunction.
+fn term_bag(query: &Query) -> Option<(Vec<String>, bool)> {
+    let Query::Bool(b) = query else {
+        return None;
+    };
+    if !b.must_not.is_empty() {
+        return None;
+    }
+    let (clauses, conjunction) = match (b.must.is_empty(), b.should.is_empty()) {
+        (true, false) => (&b.should, false),
+        (false, true) => (&b.must, true),
+        _ => return None,
+    };
+    let terms = clauses
+        .iter()
+        .map(|c| match c {
+            Query::Term(t) => Some(t.clone()),
+            Query::Bool(_) | Query::Phrase(_) => None,
+        })
+        .collect::<Option<Vec<String>>>()?;
+    Some((terms, conjunction))
+}
+
+/// The query of `terms` under the operator: a single term alone.
+fn bag_query(terms: &[&String], conjunction: bool) -> Query {
+    if let [one] = terms {
+        return Query::Term((*one).clone());
+    }
+    let clauses: Vec<Query> = terms.iter().map(|t| Query::Term((*t).clone())).collect();
+    let bool_query = if conjunction {
+        apcache_index::query::BoolQuery {
+            must: clauses,
+            ..Default::default()
+        }
+    } else {
+        apcache_index::query::BoolQuery {
+            should: clauses,
+            ..Default::default()
+        }
+    };
+    Query::Bool(bool_query).canonical()
+}
+
+/// The subsets of `0..n` with `size` elements, in lexicographic order, lazily.
+fn subsets_of_size(n: usize, size: usize) -> impl Iterator<Item = Vec<usize>> {
+    let mut next = Some((0..size).collect::<Vec<usize>>());
+    std::iter::from_fn(move || {
+        let current = next.take()?;
+        // Advance: the rightmost index that can move right moves, those after it follow.
+        let mut c = current.clone();
+        let mut i = size;
+        while i > 0 {
+            i -= 1;
+            if c[i] < n - size + i {
+                c[i] += 1;
+                for j in i + 1..size {
+                    c[j] = c[j - 1] + 1;
+                }
+                next = Some(c);
+                break;
+            }
+        }
+        Some(current)
+    })
 }
 
 #[cfg(test)]
@@ -576,6 +746,114 @@ mod tests {
                 let counters = cache.counters();
                 prop_assert!(counters.bytes <= 4096);
             }
+        }
+    }
+
+    /// A policy that evicts an entry as it arrives keeps it in its history, so that its
+    /// return is known: DLIRS, whose resident HIR share starts below one entry, makes a
+    /// returning non-resident entry LIR. The cache once made the policy forget it, so such an
+    /// entry was evicted on arrival every time.
+    #[test]
+    fn an_entry_evicted_on_arrival_is_remembered_by_its_policy() {
+        let options = SearchOptions::default();
+        for policy in [PolicyKind::Dlirs] {
+            let cache = ResultCache::new(ResultCacheConfig {
+                bytes: 4096,
+                policy,
+                ..ResultCacheConfig::default()
+            });
+            let mut refused = None;
+            for t in 10..100 {
+                let key = cache.key(1, &term(t), &options);
+                if !cache.insert(&key, &result(t, 20), &[], 10) {
+                    refused = Some(t);
+                    break;
+                }
+            }
+            let t = refused.unwrap_or_else(|| panic!("{}: nothing evicted", policy.name()));
+            let key = cache.key(1, &term(t), &options);
+            assert!(
+                cache.insert(&key, &result(t, 20), &[], 10),
+                "{}: a returning entry is kept",
+                policy.name()
+            );
+            assert_eq!(cache.get(&key), Some(result(t, 20)));
+        }
+    }
+
+    #[test]
+    fn subsets_come_each_once() {
+        for n in 1..7 {
+            for size in 1..=n {
+                let all: Vec<Vec<usize>> = subsets_of_size(n, size).collect();
+                let distinct: std::collections::HashSet<&Vec<usize>> = all.iter().collect();
+                let binomial = (0..size).fold(1usize, |acc, i| acc * (n - i) / (i + 1));
+                assert_eq!(
+                    (all.len(), distinct.len()),
+                    (binomial, binomial),
+                    "{n} {size}"
+                );
+                assert!(all
+                    .iter()
+                    .all(|s| s.len() == size && s.windows(2).all(|w| w[0] < w[1])));
+            }
+        }
+    }
+
+    #[test]
+    fn partial2_answers_from_a_subset_and_says_so() {
+        let options = SearchOptions::default();
+        let bag = |terms: &[u32], conjunction: bool| {
+            let clauses: Vec<Query> = terms.iter().map(|&t| term(t)).collect();
+            let b = if conjunction {
+                apcache_index::query::BoolQuery {
+                    must: clauses,
+                    ..Default::default()
+                }
+            } else {
+                apcache_index::query::BoolQuery {
+                    should: clauses,
+                    ..Default::default()
+                }
+            };
+            Query::Bool(b)
+        };
+        for matching in [Matching::Partial1, Matching::Partial2] {
+            let cache = ResultCache::new(ResultCacheConfig {
+                matching,
+                ..ResultCacheConfig::default()
+            });
+            let ab = cache.evaluated_form(&bag(&[2, 1], false));
+            let key = cache.key(1, &ab, &options);
+            let sections: Vec<(ResultKey, CachedResult)> = cache
+                .section_terms(&ab)
+                .into_iter()
+                .map(|t| (cache.key(1, &Query::Term(t), &options), result(9, 2)))
+                .collect();
+            assert!(cache.insert(&key, &result(1, 3), &sections, 10));
+            // `a b c` has no entry; `a b` answers it approximately, the largest subset.
+            let abc = cache.evaluated_form(&bag(&[3, 1, 2], false));
+            assert_eq!(cache.get(&cache.key(1, &abc, &options)), None);
+            let approximate = cache.get_approximate(1, &abc, &options);
+            // `+a +c`: the single term `a`, from the section of `a b`'s entry.
+            let and = cache.evaluated_form(&bag(&[1, 3], true));
+            let from_section = cache.get_approximate(1, &and, &options);
+            // Another generation never answers.
+            let stale = cache.get_approximate(2, &abc, &options);
+            if matching == Matching::Partial2 {
+                let mut expected = result(1, 3);
+                expected.total_hits_exact = false;
+                assert_eq!(approximate, Some(expected));
+                let mut expected = result(9, 2);
+                expected.total_hits_exact = false;
+                assert_eq!(from_section, Some(expected));
+                assert_eq!(cache.counters().approximate_hits, 2);
+            } else {
+                assert_eq!((approximate, from_section), (None, None));
+            }
+            assert_eq!(stale, None);
+            // A single term, or a query with a phrase or an exclusion, is never approximated.
+            assert_eq!(cache.get_approximate(1, &term(1), &options), None);
         }
     }
 

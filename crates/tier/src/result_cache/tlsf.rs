@@ -18,8 +18,15 @@
 //! A request is rounded up to the next class boundary ([`Tlsf::class_round_up`]) and served
 //! from the first non-empty class at or above that boundary: any block there is large enough,
 //! so no list is ever walked. The price: a free block in the request's own class, large
-//! enough but below the boundary, is not found that way. As a fallback the allocator also
-//! tries the *first* block of the request's own class (constant time too). So:
+//! enough but below the boundary, is not found that way. So the allocator first tries the
+//! *first* block of the request's own class (constant time too), and goes above only when
+//! that block is missing or too small.
+//!
+//! Own class first is a good fit: a block of the request's own class exceeds it by less than
+//! 1/32, where a block from a class above is split and leaves a remainder, so taking the
+//! close fit first keeps the large blocks whole for large requests. (Tried the other way
+//! round, above first, the heap ended runs with more bytes free outside its largest block
+//! than first fit's at the smallest heap; see docs/results/result-cache.md.) So:
 //!
 //! - an allocation of `len` bytes always succeeds if a free block of at least
 //!   `class_round_up(reserved_len(len))` bytes exists, or if the request's class holds exactly
@@ -215,19 +222,22 @@ impl Tlsf {
         Some(self.heads[fl][bits.trailing_zeros() as usize])
     }
 
-    /// A free block of at least `need` bytes, by the rule in the module docs.
+    /// A free block of at least `need` bytes, by the rule in the module docs: the first block
+    /// of the request's own class if it is large enough, else the first block of the lowest
+    /// non-empty class at or above the rounded-up size.
     fn find(&self, need: u32) -> Option<u32> {
         let granules = need / ALIGN;
-        let rounded = round_up(u64::from(granules));
-        if rounded < (1 << 29) {
-            let (fl, sl) = mapping(rounded as u32);
-            if let Some(b) = self.find_at_or_above(fl, sl) {
-                return Some(b);
-            }
-        }
         let (fl, sl) = mapping(granules);
         let head = self.heads[fl][sl];
-        (head != NIL && self.blocks[head as usize].size >= need).then_some(head)
+        if head != NIL && self.blocks[head as usize].size >= need {
+            return Some(head);
+        }
+        let rounded = round_up(u64::from(granules));
+        if rounded >= (1 << 29) {
+            return None;
+        }
+        let (fl, sl) = mapping(rounded as u32);
+        self.find_at_or_above(fl, sl)
     }
 
     /// Merges free block `b` with the block after it (which must be free and in no list),

@@ -89,6 +89,9 @@ pub struct LiveAnswer {
     pub evaluated: Duration,
     /// Whether the answer came from the result cache (without evaluation).
     pub from_cache: bool,
+    /// Whether the answer is approximate: the stored answer of a subset of the query's terms
+    /// (`partial2` matching), not what evaluation would return.
+    pub approximate: bool,
 }
 
 /// Why a request got no answer.
@@ -469,7 +472,13 @@ impl LiveService {
                     &request.query,
                     &request.options,
                 );
-                if let Some(hit) = cache.get(&key) {
+                let generation = shared.reader().generation();
+                let exact = cache.get(&key);
+                let approximate = exact.is_none();
+                let found = exact.or_else(|| {
+                    cache.get_approximate(generation, &request.query, &request.options)
+                });
+                if let Some(hit) = found {
                     shared
                         .tallies
                         .result_cache_hits
@@ -484,6 +493,7 @@ impl LiveService {
                         queued: Duration::ZERO,
                         evaluated: Duration::ZERO,
                         from_cache: true,
+                        approximate,
                     }));
                     return Ok(Ticket { cancel });
                 }
@@ -679,6 +689,7 @@ fn query_thread(shared: &Shared) {
             queued,
             evaluated,
             from_cache: false,
+            approximate: false,
         }));
     }
 }

@@ -343,7 +343,9 @@ impl<'r> Server<'r> {
             let cached = self.result_cache.map(|cache| {
                 let query = cache.evaluated_form(&queries[j]);
                 let key = cache.key(generation, &query, options);
-                let hit = cache.get(&key);
+                let hit = cache
+                    .get(&key)
+                    .or_else(|| cache.get_approximate(generation, &query, options));
                 (cache, query, key, hit)
             });
             let hit = cached.as_ref().and_then(|(_, _, _, hit)| hit.as_ref());

@@ -29,8 +29,12 @@ pub enum ExperimentCommand {
 pub struct ResultCacheArgs {
     /// The index.
     index: PathBuf,
-    /// Sections: grid, allocators, shards.
-    #[arg(long, value_delimiter = ',', default_value = "grid,allocators,shards")]
+    /// Sections: grid, allocators, shards, page-cache.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "grid,allocators,shards,page-cache"
+    )]
     sections: Vec<String>,
     /// Heap sizes, as fractions of --heap-of.
     #[arg(long, value_delimiter = ',', default_value = "0.05,0.1,0.2")]
@@ -45,6 +49,11 @@ pub struct ResultCacheArgs {
     /// Repetition probabilities.
     #[arg(long, value_delimiter = ',', default_value = "0,0.25,0.5")]
     rps: Vec<f64>,
+    /// What a repetition repeats: `query` (an earlier query of the stream, drawn by its
+    /// popularity so far) or `term` (the original study's: each term of a query on its own,
+    /// from the last 100 terms).
+    #[arg(long, default_value = "query")]
+    repetition: String,
     /// Queries per workload.
     #[arg(long, default_value_t = 2000)]
     queries: usize,
@@ -63,6 +72,9 @@ pub struct ResultCacheArgs {
     /// Shard counts of the shards section.
     #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
     shards: Vec<usize>,
+    /// The page-cache section's DRAM limit before the heap's bytes are added to it.
+    #[arg(long, default_value = "64MiB")]
+    memory_limit: String,
     /// Write report.md and report.json into this directory.
     #[arg(long, short = 'o')]
     out: Option<PathBuf>,
@@ -102,7 +114,8 @@ pub struct ApcacheArgs {
     /// Unmeasured repetitions per point.
     #[arg(long, default_value_t = 1)]
     warmup: usize,
-    /// Cache sizes, fractions of the searched index.
+    /// Cache sizes, fractions of the index's postings bytes; 1.0 is at least the whole index
+    /// after segment rounding (every term in whole segments), so that it never misses warm.
     #[arg(long, value_delimiter = ',', default_value = "0.05,0.1,0.25,0.5,1.0")]
     cache_fractions: Vec<f64>,
     /// DRAM budget of the hybrid modes (the base modes get it plus their cache size).
@@ -212,7 +225,7 @@ pub fn run(command: ExperimentCommand) -> anyhow::Result<()> {
 
 fn result_cache(args: ResultCacheArgs) -> anyhow::Result<()> {
     use apcache_bench::result_cache_experiment::{self, HeapScale, ResultCacheExperimentConfig};
-    use apcache_bench::workload::FrequencyClass;
+    use apcache_bench::workload::{FrequencyClass, Repetition};
     let config = ResultCacheExperimentConfig {
         index: args.index,
         sections: args.sections,
@@ -224,6 +237,8 @@ fn result_cache(args: ResultCacheArgs) -> anyhow::Result<()> {
         },
         thresholds: args.thresholds,
         rps: args.rps,
+        repetition: Repetition::from_name(&args.repetition)
+            .with_context(|| format!("--repetition {:?}: say query or term", args.repetition))?,
         queries: args.queries,
         k: args.k,
         class: match args.class.as_str() {
@@ -235,6 +250,13 @@ fn result_cache(args: ResultCacheArgs) -> anyhow::Result<()> {
         seed: args.seed,
         threads: args.threads,
         shards: args.shards,
+        binary: std::env::current_exe().ok(),
+        memory_limit: apcache_tier::cgroup::parse_size(&args.memory_limit)
+            .with_context(|| format!("--memory-limit {:?}", args.memory_limit))?,
+        scratch: args
+            .out
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("apcache-result-cache-experiment")),
     };
     let report = result_cache_experiment::run(&config, |step| eprintln!("{step}"))?;
     let markdown = report.to_markdown();

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use apcache_bench::workload::{
-    generate, FrequencyClass, QueryType, Thresholds, Vocabulary, WorkloadConfig, DEFAULT_MIN_DF,
+    generate, FrequencyClass, QueryType, Repetition, Thresholds, Vocabulary, WorkloadConfig,
+    DEFAULT_MIN_DF,
 };
 use apcache_index::search::IndexReader;
 use clap::{Args, ValueEnum};
@@ -51,6 +52,11 @@ pub struct WorkloadArgs {
     /// instead of taking the next one (the original study used 0, 0.25 and 0.5).
     #[arg(long, default_value_t = 0.25)]
     rp: f64,
+    /// What a repetition repeats: `term` (the original study's: one of the last 100 terms,
+    /// for each term of a query on its own) or `query` (a whole earlier query, drawn by its
+    /// popularity so far).
+    #[arg(long, default_value = "term")]
+    repetition: String,
     /// Queries to write.
     #[arg(long, default_value_t = 1000)]
     count: usize,
@@ -125,9 +131,12 @@ pub fn run(args: WorkloadArgs) -> anyhow::Result<()> {
         sizes[2]
     );
     let terms = vocabulary.class_terms(class, &thresholds);
+    let repetition = Repetition::from_name(&args.repetition)
+        .with_context(|| format!("--repetition {:?}: say term or query", args.repetition))?;
     let config = WorkloadConfig {
         query_type,
         rp: args.rp,
+        repetition,
         count: args.count,
         seed: args.seed,
     };
@@ -137,14 +146,22 @@ pub fn run(args: WorkloadArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {}", args.output.display()))?;
     let distinct: std::collections::HashSet<&Vec<String>> = workload.queries.iter().collect();
     eprintln!(
-        "wrote {} {} queries of class {} (rp {}, seed {}; {} of {} terms from the repeat queue, {} distinct queries) to {}",
+        "wrote {} {} queries of class {} (rp {} by {}, seed {}; {} of {} {} repeated, {} distinct queries) to {}",
         workload.queries.len(),
         query_type.name(),
         class.name(),
         args.rp,
+        repetition.name(),
         args.seed,
         workload.from_repeat_queue,
-        workload.queries.iter().map(Vec::len).sum::<usize>(),
+        match repetition {
+            Repetition::Term => workload.queries.iter().map(Vec::len).sum::<usize>(),
+            Repetition::Query => workload.queries.len(),
+        },
+        match repetition {
+            Repetition::Term => "terms",
+            Repetition::Query => "queries",
+        },
         distinct.len(),
         args.output.display()
     );
