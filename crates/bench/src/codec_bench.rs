@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use apcache_codec::{codec_by_name, Isa, BLOCK_LEN, CODEC_NAMES};
 use serde::Serialize;
 
+use crate::codec_paths::{measure_paths, paths_to_text, PathFigures};
 use crate::peers::{all_peers, MeasuredCodec};
 use crate::posting_lists::{BlockSet, PostingLists};
 use crate::stats::median_seconds;
@@ -108,6 +109,8 @@ pub struct CodecBenchReport {
     pub peers: Vec<CodecFigures>,
     /// apcache's codecs over all postings.
     pub whole_postings: Vec<WholePostings>,
+    /// Each codec with SIMD paths, and each kernel, at every instruction-set level.
+    pub paths: Vec<PathFigures>,
     /// The codec goals, checked.
     pub targets: Vec<TargetCheck>,
 }
@@ -310,6 +313,8 @@ pub fn run(
         progress(&peer.name());
         peers.push(measure(peer.as_ref(), &blocks.full, config)?);
     }
+    progress("each instruction-set level");
+    let paths = measure_paths(&blocks.full, config)?;
     let targets = check_targets(&codecs, &peers, &whole);
     Ok(CodecBenchReport {
         isa: Isa::detect().name().to_string(),
@@ -324,6 +329,7 @@ pub fn run(
         codecs,
         peers,
         whole_postings: whole,
+        paths,
         targets,
     })
 }
@@ -389,6 +395,13 @@ fn check_targets(
             1.0,
         );
     }
+    if let (Some(s), Some(p)) = (ours("streamvbyte-delta"), peer("streamvbyte C")) {
+        at_least(
+            "streamvbyte-delta decode / streamvbyte C library decode",
+            s.decode_mints_per_s / p.decode_mints_per_s,
+            1.0,
+        );
+    }
     targets
 }
 
@@ -441,6 +454,11 @@ impl CodecBenchReport {
                 100.0 * w.fraction_of_raw
             );
         }
+        let _ = writeln!(
+            s,
+            "\neach instruction-set level on the same blocks (median of passes):"
+        );
+        s.push_str(&paths_to_text(&self.paths));
         let _ = writeln!(s, "\ngoals:");
         for t in &self.targets {
             let _ = writeln!(

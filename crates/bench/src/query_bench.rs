@@ -71,8 +71,7 @@ impl Mode {
 /// The class a luceneutil task or benchmark-game tag is reported under.
 pub fn class_of(spec: &QuerySpec) -> &'static str {
     let c = spec.class.as_str();
-    if crate::query_sets::LONG_OR_CLASSES.contains(&c) || c == crate::query_sets::LONG_UNION_CLASS
-    {
+    if crate::query_sets::LONG_OR_CLASSES.contains(&c) || c == crate::query_sets::LONG_UNION_CLASS {
         "or3+"
     } else if c.ends_with("SloppyPhrase") {
         "sloppy"

@@ -19,6 +19,11 @@ pub(crate) fn to_gaps(base: u32, values: &[u32], gaps: &mut [u32]) {
 pub(crate) fn prefix_sum(base: u32, values: &mut [u32], isa: Isa) {
     #[cfg(target_arch = "x86_64")]
     {
+        if isa >= Isa::Avx512 {
+            // SAFETY: `Isa` values at Avx512 are only produced once the CPU's AVX-512 support
+            // was detected (see `Isa::supported`).
+            return unsafe { x86::prefix_sum_avx512(base, values) };
+        }
         if isa >= Isa::Avx2 {
             // SAFETY: `Isa` values at or above Avx2 are only produced once the CPU's AVX2
             // support was detected (see `Isa::supported`).
@@ -78,6 +83,24 @@ pub(crate) mod x86 {
         (sums, _mm256_add_epi32(carry, local_total))
     }
 
+    /// Prefix sum of the 16 lanes of `v` plus the broadcast carry. Returns sums and new carry.
+    /// Safe: it touches no memory, and only code compiled for AVX-512F may call it outside an
+    /// `unsafe` block.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub(crate) fn scan16(v: __m512i, carry: __m512i) -> (__m512i, __m512i) {
+        // `alignr(v, zero, 16 - k)` moves every lane k places up, zeros entering below.
+        let zero = _mm512_setzero_si512();
+        let v = _mm512_add_epi32(v, _mm512_alignr_epi32::<15>(v, zero));
+        let v = _mm512_add_epi32(v, _mm512_alignr_epi32::<14>(v, zero));
+        let v = _mm512_add_epi32(v, _mm512_alignr_epi32::<12>(v, zero));
+        let local = _mm512_add_epi32(v, _mm512_alignr_epi32::<8>(v, zero));
+        // As in `scan8`, the carry chain is one add per vector.
+        let sums = _mm512_add_epi32(local, carry);
+        let local_total = _mm512_permutexvar_epi32(_mm512_set1_epi32(15), local);
+        (sums, _mm512_add_epi32(carry, local_total))
+    }
+
     /// [`super::prefix_sum`] four lanes at a time.
     ///
     /// # Safety
@@ -121,6 +144,37 @@ pub(crate) mod x86 {
         let acc = _mm256_cvtsi256_si32(carry) as u32;
         super::prefix_sum_scalar(acc, chunks.into_remainder());
     }
+
+    /// [`super::prefix_sum`] sixteen lanes at a time; the last, shorter chunk through masks.
+    ///
+    /// # Safety
+    /// The CPU must support the features of [`crate::Isa::Avx512`].
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi,avx512vpopcntdq")]
+    pub(crate) unsafe fn prefix_sum_avx512(base: u32, values: &mut [u32]) {
+        let mut carry = _mm512_set1_epi32(base as i32);
+        let mut chunks = values.chunks_exact_mut(16);
+        for chunk in &mut chunks {
+            let p = chunk.as_mut_ptr();
+            // SAFETY: `p` points to the chunk's 64 bytes, borrowed mutably; the load and the
+            // store are unaligned.
+            unsafe {
+                let (sums, next) = scan16(_mm512_loadu_si512(p as *const _), carry);
+                _mm512_storeu_si512(p as *mut _, sums);
+                carry = next;
+            }
+        }
+        let rest = chunks.into_remainder();
+        if !rest.is_empty() {
+            let lanes = ((1u32 << rest.len()) - 1) as __mmask16;
+            let p = rest.as_mut_ptr() as *mut i32;
+            // SAFETY: the mask selects the `rest.len()` (below 16) u32 of `rest`, borrowed
+            // mutably; masked-off lanes are neither read nor written.
+            unsafe {
+                let (sums, _) = scan16(_mm512_maskz_loadu_epi32(lanes, p), carry);
+                _mm512_mask_storeu_epi32(p, lanes, sums);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -129,7 +183,7 @@ mod tests {
 
     #[test]
     fn every_isa_matches_the_scalar_prefix_sum() {
-        for len in [0, 1, 3, 4, 5, 7, 8, 9, 255, 256] {
+        for len in [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 255, 256] {
             let gaps: Vec<u32> = (0..len as u32)
                 .map(|i| i.wrapping_mul(2654435761))
                 .collect();

@@ -5,6 +5,9 @@
 /// [`Isa::detect`] picks the best level the running CPU supports; tests force [`Isa::Scalar`] to
 /// compare the SIMD paths against the scalar oracle. Asking for a level the CPU lacks silently
 /// degrades to the best level it has, so an `Isa` value can never cause an illegal instruction.
+///
+/// The levels are ordered: each includes the ones below it, so code choosing a path compares
+/// with `>=` (`isa >= Isa::Avx2` is true on an [`Isa::Avx512`] CPU too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Isa {
     /// Portable code only.
@@ -13,6 +16,10 @@ pub enum Isa {
     Sse41,
     /// x86-64 with AVX2 (256-bit integer vectors).
     Avx2,
+    /// x86-64 with AVX2 and the AVX-512 subsets F, BW, VBMI and VPOPCNTDQ (512-bit vectors,
+    /// byte permutations across a whole register, masks; Ice Lake, Sapphire Rapids, Zen 4
+    /// and later).
+    Avx512,
 }
 
 impl Isa {
@@ -20,12 +27,19 @@ impl Isa {
     pub fn detect() -> Isa {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx2") {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx2") {
+                // `is_x86_feature_detected!` also checks that the OS saves the 512-bit state.
+                if has!("avx512f")
+                    && has!("avx512bw")
+                    && has!("avx512vbmi")
+                    && has!("avx512vpopcntdq")
+                {
+                    return Isa::Avx512;
+                }
                 return Isa::Avx2;
             }
-            if std::arch::is_x86_feature_detected!("ssse3")
-                && std::arch::is_x86_feature_detected!("sse4.1")
-            {
+            if has!("ssse3") && has!("sse4.1") {
                 return Isa::Sse41;
             }
         }
@@ -39,11 +53,12 @@ impl Isa {
 
     /// Every level the running CPU supports, lowest first (for tests and benchmarks).
     pub fn all_supported() -> Vec<Isa> {
-        [Isa::Scalar, Isa::Sse41, Isa::Avx2]
-            .into_iter()
-            .filter(|isa| *isa <= Isa::detect())
-            .collect()
+        let best = Isa::detect();
+        Isa::ALL.into_iter().filter(|isa| *isa <= best).collect()
     }
+
+    /// Every level, lowest first, whether this CPU has it or not.
+    pub const ALL: [Isa; 4] = [Isa::Scalar, Isa::Sse41, Isa::Avx2, Isa::Avx512];
 
     /// A short lowercase name.
     pub fn name(self) -> &'static str {
@@ -51,6 +66,27 @@ impl Isa {
             Isa::Scalar => "scalar",
             Isa::Sse41 => "sse4.1",
             Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_degrade_to_what_the_cpu_has() {
+        let best = Isa::detect();
+        assert_eq!(Isa::all_supported().last(), Some(&best));
+        for isa in Isa::ALL {
+            assert_eq!(isa.supported(), isa.min(best));
+            assert!(isa.supported() <= best);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if best == Isa::Avx512 {
+            assert!(std::arch::is_x86_feature_detected!("avx512vbmi"));
+            assert!(std::arch::is_x86_feature_detected!("avx512vpopcntdq"));
         }
     }
 }

@@ -13,7 +13,7 @@
 //! | `vbyte` | VByte of the DIDs themselves | VByte |
 //! | `vbyte-delta` | VByte of d-gaps | VByte |
 //! | `streamvbyte-delta` | StreamVByte of d-gaps | StreamVByte |
-//! | `pfor-delta` | patched frame of reference of d-gaps (scalar, horizontal bit-packing) | same, no delta |
+//! | `pfor-delta` | patched frame of reference of d-gaps (horizontal bit-packing, decoded with AVX-512 VBMI where present) | same, no delta |
 //! | `pfor-delta-simd` | the same with 8-lane vertical bit-packing, decoded with AVX2 | same, no delta |
 //! | `bitpack-delta-simd` | plain 8-lane vertical bit-packing of d-gaps, no exceptions | same, no delta |
 //!
@@ -24,9 +24,11 @@
 //!
 //! # Runtime dispatch
 //!
-//! SIMD decoders are chosen at run time from the CPU's features ([`Isa::detect`]). Every SIMD
-//! codec keeps a scalar path that decodes the same bytes; it is the fallback on CPUs without
-//! AVX2 and the oracle of the conformance tests.
+//! SIMD decoders are chosen at run time from the CPU's features ([`Isa::detect`]): SSE4.1,
+//! AVX2 or AVX-512 (F, BW, VBMI, VPOPCNTDQ). Every SIMD codec keeps a scalar path that decodes
+//! the same bytes; it is the fallback on CPUs without the SIMD levels and the oracle of the
+//! conformance tests. The kernels themselves, at a chosen level, are in [`kernels`]; a bitset's
+//! set bits are counted by [`popcount`].
 //!
 //! # Untrusted input
 //!
@@ -39,7 +41,9 @@ mod codec;
 mod delta;
 mod error;
 mod isa;
+pub mod kernels;
 mod pfor;
+mod popcount;
 mod raw;
 mod registry;
 mod streamvbyte;
@@ -49,6 +53,7 @@ pub use codec::{BlockCodec, BLOCK_LEN};
 pub use error::CodecError;
 pub use isa::Isa;
 pub use pfor::{BitpackDeltaSimd, PforDelta, PforDeltaSimd};
+pub use popcount::popcount;
 pub use raw::Raw;
 pub use registry::{codec_by_name, codec_with_isa, CodecKind, CODEC_NAMES};
 pub use streamvbyte::StreamVByteDelta;

@@ -21,7 +21,7 @@ pub enum CodecKind {
     VByteDelta,
     /// `streamvbyte-delta`: Stream VByte over d-gaps.
     StreamVByteDelta,
-    /// `pfor-delta`: scalar PFor over d-gaps.
+    /// `pfor-delta`: PFor over d-gaps, horizontal bit-packing.
     PforDelta,
     /// `pfor-delta-simd`: PFor with SIMD bit-packing over d-gaps (the default).
     #[default]
@@ -62,7 +62,7 @@ impl CodecKind {
             CodecKind::VByte => Box::new(VByte),
             CodecKind::VByteDelta => Box::new(VByteDelta),
             CodecKind::StreamVByteDelta => Box::new(StreamVByteDelta::with_isa(isa)),
-            CodecKind::PforDelta => Box::new(PforDelta::new()),
+            CodecKind::PforDelta => Box::new(PforDelta::with_isa(isa)),
             CodecKind::PforDeltaSimd => Box::new(PforDeltaSimd::with_isa(isa)),
             CodecKind::BitpackDeltaSimd => Box::new(BitpackDeltaSimd::with_isa(isa)),
         }

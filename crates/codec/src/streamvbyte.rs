@@ -99,18 +99,28 @@ fn decode(
         ));
     }
     let data = &input[ctrl.len()..];
-    let (mut done, mut pos) = (0, 0);
-    #[cfg(target_arch = "x86_64")]
-    if isa >= Isa::Sse41 {
-        // SAFETY: an Isa at Sse41 or above is only obtained after detecting SSSE3 and SSE4.1.
-        (done, pos) = unsafe { x86::decode_quads(ctrl, data, delta, out) };
-    }
-    let _ = isa;
-    let acc = match (done, delta) {
+    // The prefix sum's value before value `done`.
+    let carry = |done: usize, out: &[u32]| match (done, delta) {
         (0, Some(base)) => base,
         (_, Some(_)) => out[done - 1],
         _ => 0,
     };
+    let (mut done, mut pos) = (0, 0);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if isa >= Isa::Avx512 {
+            // SAFETY: an Isa at Avx512 is only obtained after detecting its features.
+            (done, pos) = unsafe { x86::decode_sixteens(ctrl, data, delta, out) };
+        }
+        if isa >= Isa::Sse41 {
+            let from = carry(done, out);
+            // SAFETY: an Isa at Sse41 or above is only obtained after detecting SSSE3 and
+            // SSE4.1; `done` is a multiple of 4.
+            (done, pos) = unsafe { x86::decode_quads(ctrl, data, done, pos, from, delta, out) };
+        }
+    }
+    let _ = isa;
+    let acc = carry(done, out);
     let end = decode_scalar_from(ctrl, data, done, pos, out)?;
     if delta.is_some() {
         prefix_sum_scalar(acc, &mut out[done..]);
@@ -121,10 +131,12 @@ fn decode(
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::TABLES;
-    use crate::delta::x86::scan4;
+    use crate::delta::x86::{scan16, scan4};
     use std::arch::x86_64::*;
 
-    /// Decodes whole quads while 16 bytes can be loaded safely. Returns (values, data bytes).
+    /// Decodes whole quads from value `from` (a multiple of 4) and data byte `pos` while 16
+    /// bytes can be loaded safely; with `delta`, the prefix sum goes on from `carry`. Returns
+    /// (values, data bytes) decoded so far.
     ///
     /// # Safety
     /// The CPU must support SSSE3 and SSE4.1. (`ctrl` must hold a control byte per whole quad
@@ -133,13 +145,15 @@ mod x86 {
     pub(super) unsafe fn decode_quads(
         ctrl: &[u8],
         data: &[u8],
+        from: usize,
+        mut pos: usize,
+        carry: u32,
         delta: Option<u32>,
         out: &mut [u32],
     ) -> (usize, usize) {
         let quads = out.len() / 4;
-        let mut carry = _mm_set1_epi32(delta.unwrap_or(0) as i32);
-        let mut pos = 0;
-        let mut q = 0;
+        let mut carry = _mm_set1_epi32(carry as i32);
+        let mut q = from / 4;
         while q < quads && pos + 16 <= data.len() {
             let control = usize::from(ctrl[q]);
             // SAFETY: `pos + 16 <= data.len()` (the loop's condition) and a shuffle mask is 16
@@ -162,9 +176,75 @@ mod x86 {
         }
         (4 * q, pos)
     }
+
+    /// Decodes sixteen values (four control bytes) a step while 64 bytes can be loaded safely:
+    /// each quad's data lands in its own 128-bit lane, one byte shuffle expands all four, and
+    /// the prefix sum runs over sixteen lanes. Returns (values, data bytes).
+    ///
+    /// # Safety
+    /// The CPU must support the features of [`crate::Isa::Avx512`]. (`ctrl` must hold a control
+    /// byte per whole quad of `out`, which indexing checks.)
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi,avx512vpopcntdq")]
+    pub(super) unsafe fn decode_sixteens(
+        ctrl: &[u8],
+        data: &[u8],
+        delta: Option<u32>,
+        out: &mut [u32],
+    ) -> (usize, usize) {
+        let steps = out.len() / 16;
+        let mut carry = _mm512_set1_epi32(delta.unwrap_or(0) as i32);
+        let mut pos = 0;
+        let mut step = 0;
+        while step < steps && pos + 64 <= data.len() {
+            let c = &ctrl[4 * step..4 * step + 4];
+            let (c0, c1, c2, c3) = (
+                usize::from(c[0]),
+                usize::from(c[1]),
+                usize::from(c[2]),
+                usize::from(c[3]),
+            );
+            let at1 = pos + usize::from(TABLES.length[c0]);
+            let at2 = at1 + usize::from(TABLES.length[c1]);
+            let at3 = at2 + usize::from(TABLES.length[c2]);
+            let lane = |at: usize| {
+                // SAFETY: every quad's data starts at most 48 bytes after `pos` (three quads of
+                // at most 16 bytes before it) and `pos + 64 <= data.len()`, so the 16 bytes
+                // from `at` are in `data`; an unaligned load.
+                unsafe { _mm_loadu_si128(data.as_ptr().add(at) as *const __m128i) }
+            };
+            // SAFETY: a shuffle row is 16 bytes; an unaligned load.
+            let shuffle =
+                |c: usize| unsafe { _mm_loadu_si128(TABLES.shuffle[c].as_ptr() as *const __m128i) };
+            let raw = _mm512_inserti32x4::<3>(
+                _mm512_inserti32x4::<2>(
+                    _mm512_inserti32x4::<1>(_mm512_castsi128_si512(lane(pos)), lane(at1)),
+                    lane(at2),
+                ),
+                lane(at3),
+            );
+            let mask = _mm512_inserti32x4::<3>(
+                _mm512_inserti32x4::<2>(
+                    _mm512_inserti32x4::<1>(_mm512_castsi128_si512(shuffle(c0)), shuffle(c1)),
+                    shuffle(c2),
+                ),
+                shuffle(c3),
+            );
+            let mut v = _mm512_shuffle_epi8(raw, mask);
+            if delta.is_some() {
+                (v, carry) = scan16(v, carry);
+            }
+            // SAFETY: `step < out.len() / 16`, so `out[16 * step..16 * step + 16]` is in bounds,
+            // borrowed mutably; an unaligned store.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(16 * step) as *mut _, v) };
+            pos = at3 + usize::from(TABLES.length[c3]);
+            step += 1;
+        }
+        (16 * step, pos)
+    }
 }
 
-/// Stream VByte of d-gaps for DIDs, Stream VByte for frequencies; SSSE3 decoding.
+/// Stream VByte of d-gaps for DIDs, Stream VByte for frequencies; SSSE3 decoding, sixteen
+/// values a step with AVX-512.
 #[derive(Debug, Clone, Copy)]
 pub struct StreamVByteDelta {
     isa: Isa,

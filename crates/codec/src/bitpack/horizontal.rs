@@ -2,7 +2,7 @@
 
 use super::low_mask;
 use crate::error::take;
-use crate::CodecError;
+use crate::{CodecError, Isa};
 
 /// Bytes that `n` values of `bits` bits occupy.
 #[inline]
@@ -50,7 +50,14 @@ pub(crate) fn read_u64_padded(input: &[u8], at: usize) -> u64 {
 }
 
 /// Fills `out` with values of `bits` bits from the start of `input`; returns the bytes read.
-pub(crate) fn unpack(input: &[u8], bits: u32, out: &mut [u32]) -> Result<usize, CodecError> {
+/// With `isa` at [`Isa::Avx512`], sixteen values a step with VBMI byte permutations
+/// ([`super::vbmi`]); else with portable code.
+pub(crate) fn unpack(
+    input: &[u8],
+    bits: u32,
+    out: &mut [u32],
+    isa: Isa,
+) -> Result<usize, CodecError> {
     if bits > 32 {
         return Err(CodecError::Corrupt("bit width above 32"));
     }
@@ -60,6 +67,14 @@ pub(crate) fn unpack(input: &[u8], bits: u32, out: &mut [u32]) -> Result<usize, 
         out.fill(0);
         return Ok(0);
     }
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx512 {
+        // SAFETY: an Isa at Avx512 is only obtained after detecting its features; `bits` is in
+        // 1..=32 and `input` holds the `len` packed bytes (checked above).
+        unsafe { super::vbmi::unpack(input, bits, out) };
+        return Ok(len);
+    }
+    let _ = isa;
     // Eight values of `bits` bits fill `bits` bytes exactly: whole groups whose bytes and an
     // 8-byte read past them lie in `input` go through a loop specialised per width, whose
     // shifts and offsets are constants; the rest value by value.
@@ -109,19 +124,83 @@ fn unpack_groups_of<const B: usize>(input: &[u8], out: &mut [u32]) {
 mod tests {
     use super::*;
 
+    use proptest::prelude::*;
+
     #[test]
-    fn round_trips_every_width() {
+    fn round_trips_every_width_at_every_level() {
         for bits in 0..=32u32 {
-            for n in [0usize, 1, 7, 8, 9, 100, 256] {
+            for n in [0usize, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 255, 256] {
                 let values: Vec<u32> = (0..n as u32)
                     .map(|i| i.wrapping_mul(0x9E37_79B9) & low_mask(bits))
                     .collect();
                 let mut packed = Vec::new();
                 pack(&values, bits, &mut packed);
                 assert_eq!(packed.len(), packed_len(n, bits));
-                let mut back = vec![0u32; n];
-                assert_eq!(unpack(&packed, bits, &mut back).unwrap(), packed.len());
-                assert_eq!(back, values, "bits {bits} n {n}");
+                for isa in Isa::all_supported() {
+                    // The packed bytes alone, so that a read past them would fault or differ.
+                    let exact = packed.clone().into_boxed_slice();
+                    let mut back = vec![0u32; n];
+                    assert_eq!(unpack(&exact, bits, &mut back, isa).unwrap(), packed.len());
+                    assert_eq!(back, values, "bits {bits} n {n} {isa:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn writes_only_the_values_asked_for() {
+        for isa in Isa::all_supported() {
+            for bits in 1..=32u32 {
+                for n in [1usize, 5, 16, 19] {
+                    let packed = vec![0xFFu8; 64 * 4];
+                    let mut out = vec![7u32; n + 20];
+                    unpack(&packed, bits, &mut out[..n], isa).unwrap();
+                    assert!(
+                        out[n..].iter().all(|&v| v == 7),
+                        "{isa:?} bits {bits} n {n}"
+                    );
+                    assert!(out[..n].iter().all(|&v| v == low_mask(bits)));
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Any bytes, any width, any count, any slack after them: every level decodes what the
+        /// scalar path decodes (or fails alike), whatever follows the packed bytes.
+        #[test]
+        fn every_level_reads_any_bytes_as_scalar_does(
+            bytes in prop::collection::vec(any::<u8>(), 0..1100),
+            bits in 0u32..=33,
+            n in 0usize..=300,
+        ) {
+            let mut expected = vec![0u32; n];
+            let scalar = unpack(&bytes, bits, &mut expected, Isa::Scalar);
+            for isa in Isa::all_supported() {
+                let mut got = vec![u32::MAX; n];
+                let result = unpack(&bytes, bits, &mut got, isa);
+                prop_assert_eq!(&result, &scalar, "{:?}", isa);
+                if result.is_ok() {
+                    prop_assert_eq!(&got, &expected, "{:?} bits {} n {}", isa, bits, n);
+                }
+            }
+        }
+
+        /// Packed values round-trip at every level, the buffer ending right after them.
+        #[test]
+        fn every_level_round_trips(
+            values in prop::collection::vec(any::<u32>(), 0..=300),
+            bits in 0u32..=32,
+        ) {
+            let values: Vec<u32> = values.iter().map(|v| v & low_mask(bits)).collect();
+            let mut packed = Vec::new();
+            pack(&values, bits, &mut packed);
+            for isa in Isa::all_supported() {
+                let mut back = vec![0u32; values.len()];
+                prop_assert_eq!(unpack(&packed, bits, &mut back, isa), Ok(packed.len()));
+                prop_assert_eq!(&back, &values, "{:?} bits {}", isa, bits);
             }
         }
     }

@@ -8,7 +8,7 @@
 
 use super::low_mask;
 use crate::error::take;
-use crate::{CodecError, BLOCK_LEN};
+use crate::{CodecError, Isa, BLOCK_LEN};
 
 /// Lanes in the vertical layout.
 pub(crate) const LANES: usize = 8;
@@ -57,6 +57,34 @@ pub(crate) fn pack(values: &[u32; BLOCK_LEN], bits: u32, out: &mut Vec<u8>) {
     }
 }
 
+/// Reads a full block of width `bits` with the best path `isa` allows; returns the bytes read
+/// and whether the prefix sum asked for with `delta = Some(base)` was applied (the SIMD paths
+/// fuse it into unpacking; the scalar path leaves it to the caller).
+#[inline]
+pub(crate) fn unpack(
+    input: &[u8],
+    bits: u32,
+    delta: Option<u32>,
+    out: &mut [u32; BLOCK_LEN],
+    isa: Isa,
+) -> Result<(usize, bool), CodecError> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if isa >= Isa::Avx512 {
+            // SAFETY: an Isa at Avx512 is only obtained after detecting its features.
+            let read = unsafe { super::avx512::unpack(input, bits, delta, out)? };
+            return Ok((read, delta.is_some()));
+        }
+        if isa >= Isa::Avx2 {
+            // SAFETY: an Isa at Avx2 or above is only obtained after detecting AVX2.
+            let read = unsafe { super::avx2::unpack(input, bits, delta, out)? };
+            return Ok((read, delta.is_some()));
+        }
+    }
+    let _ = isa;
+    Ok((unpack_scalar(input, bits, out)?, false))
+}
+
 /// Reads a full block of width `bits` with portable code; returns the bytes read.
 pub(crate) fn unpack_scalar(
     input: &[u8],
@@ -96,8 +124,32 @@ pub(crate) fn unpack_scalar(
 mod tests {
     use super::*;
 
+    use crate::delta::prefix_sum_scalar;
+    use proptest::prelude::*;
+
+    /// Unpacks `packed` at every level, plain and with the prefix sum from `base`, and checks
+    /// both against `values`.
+    fn check_every_level(packed: &[u8], bits: u32, values: &[u32; BLOCK_LEN], base: u32) {
+        let mut sums = *values;
+        prefix_sum_scalar(base, &mut sums);
+        for isa in Isa::all_supported() {
+            let mut back = [0u32; BLOCK_LEN];
+            assert_eq!(
+                unpack(packed, bits, None, &mut back, isa),
+                Ok((packed_len(bits), false))
+            );
+            assert_eq!(&back, values, "bits {bits} {isa:?}");
+            let (read, summed) = unpack(packed, bits, Some(base), &mut back, isa).unwrap();
+            assert_eq!(read, packed_len(bits));
+            if !summed {
+                prefix_sum_scalar(base, &mut back);
+            }
+            assert_eq!(back, sums, "bits {bits} {isa:?} with the prefix sum");
+        }
+    }
+
     #[test]
-    fn round_trips_every_width() {
+    fn round_trips_every_width_at_every_level() {
         for bits in 0..=32u32 {
             let mut values = [0u32; BLOCK_LEN];
             for (i, v) in values.iter_mut().enumerate() {
@@ -106,9 +158,43 @@ mod tests {
             let mut packed = Vec::new();
             pack(&values, bits, &mut packed);
             assert_eq!(packed.len(), packed_len(bits));
-            let mut back = [0u32; BLOCK_LEN];
-            unpack_scalar(&packed, bits, &mut back).unwrap();
-            assert_eq!(back, values, "bits {bits}");
+            // The packed bytes alone: no level may read past them.
+            check_every_level(&packed.into_boxed_slice(), bits, &values, 0xFFFF_FF00);
+        }
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_at_every_level() {
+        for bits in [1u32, 7, 31, 32] {
+            let packed = vec![0x5Au8; packed_len(bits)];
+            for isa in Isa::all_supported() {
+                for cut in [0, packed.len() - 1] {
+                    let mut out = [0u32; BLOCK_LEN];
+                    assert!(unpack(&packed[..cut], bits, Some(1), &mut out, isa).is_err());
+                }
+                assert!(unpack(&packed, 33, None, &mut [0; BLOCK_LEN], isa).is_err());
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// Any values at any width round-trip at every level, with and without the fused
+        /// prefix sum.
+        #[test]
+        fn every_level_round_trips(
+            values in prop::collection::vec(any::<u32>(), BLOCK_LEN),
+            bits in 0u32..=32,
+            base in any::<u32>(),
+        ) {
+            let mut block = [0u32; BLOCK_LEN];
+            for (b, v) in block.iter_mut().zip(&values) {
+                *b = v & low_mask(bits);
+            }
+            let mut packed = Vec::new();
+            pack(&block, bits, &mut packed);
+            check_every_level(&packed, bits, &block, base);
         }
     }
 }

@@ -82,8 +82,9 @@ macro_rules! pfor_codec {
 }
 
 pfor_codec!(
-    /// `pfor-delta`: PFor of d-gaps (and of frequencies), horizontal layout, scalar decoding.
-    PforDelta, "pfor-delta", Layout::Horizontal, true, Isa::Scalar
+    /// `pfor-delta`: PFor of d-gaps (and of frequencies), horizontal layout, the smallest
+    /// form per block; bit unpacking with AVX-512 VBMI where the CPU has it, else scalar.
+    PforDelta, "pfor-delta", Layout::Horizontal, true, Isa::detect()
 );
 pfor_codec!(
     /// `pfor-delta-simd`: PFor with full blocks in the 8-lane vertical layout, decoded with

@@ -230,15 +230,9 @@ fn unpack_lows(
 ) -> Result<(usize, bool), CodecError> {
     if layout.vertical_for(out.len()) {
         let full: &mut [u32; BLOCK_LEN] = out.try_into().expect("a full block");
-        #[cfg(target_arch = "x86_64")]
-        if isa >= Isa::Avx2 {
-            // SAFETY: an Isa at Avx2 or above is only obtained after detecting AVX2.
-            let read = unsafe { crate::bitpack::avx2::unpack(input, b, delta, full)? };
-            return Ok((read, delta.is_some()));
-        }
-        return Ok((vertical::unpack_scalar(input, b, full)?, false));
+        return vertical::unpack(input, b, delta, full, isa);
     }
-    Ok((horizontal::unpack(input, b, out)?, false))
+    Ok((horizontal::unpack(input, b, out, isa)?, false))
 }
 
 /// ORs the high part of each of the `e` exceptions (bit-packed at `hb` bits at the start of
@@ -252,13 +246,14 @@ fn patch_from_bitmap(
     e: usize,
     hb: u32,
     b: u32,
+    isa: Isa,
     out: &mut [u32],
 ) -> Result<(), CodecError> {
     let mut highs = [0u32; BLOCK_LEN];
     let highs = highs
         .get_mut(..e)
         .ok_or(CodecError::Corrupt("more exceptions than values"))?;
-    horizontal::unpack(rest, hb, highs)?;
+    horizontal::unpack(rest, hb, highs, isa)?;
     let mut highs = highs.iter();
     for (word_index, word) in bitmap.chunks(8).enumerate() {
         let mut bytes = [0u8; 8];
@@ -389,7 +384,7 @@ pub(crate) fn decode(
                 let rest = &input[pos..];
                 let highs = take(rest, horizontal::packed_len(e, hb))?;
                 pos += highs.len();
-                patch_from_bitmap(bitmap, rest, e, hb, b, out)?;
+                patch_from_bitmap(bitmap, rest, e, hb, b, isa, out)?;
             }
             false
         }
