@@ -297,7 +297,7 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
             );
         }
         postings_offset = info.postings_offset + info.postings_bytes();
-        next_skip = u64::from(info.first_skip) + info.blocks() as u64;
+        next_skip = u64::from(info.first_skip) + info.stored_skip_entries() as u64;
         docs_bytes += u64::from(info.docs_bytes);
         freqs_bytes += u64::from(info.freqs_bytes);
         let bytes = match reader.verified_postings(&TermEntry { ordinal, info }) {

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use apcache_index::check::check_index;
-use apcache_index::format::{FileKind, FramedFile, HEADER_LEN};
+use apcache_index::format::term_groups::{reseal, GROUP_TERMS};
+use apcache_index::format::{FileKind, FramedFile, SkipEntry, TermGroups, TermInfo, HEADER_LEN};
 use apcache_index::indexer::{build_index, IndexOptions};
 use apcache_index::ingest::Input;
 use apcache_index::Manifest;
@@ -113,26 +114,99 @@ fn structural_problem(kind: FileKind, edit: impl FnOnce(&mut Vec<u8>), expect: &
     );
 }
 
+/// The body of `kind`'s file of the first segment.
+fn body_of(index: &Path, kind: FileKind) -> Vec<u8> {
+    let manifest = Manifest::load(index).unwrap();
+    let meta = manifest.segments[0].file(kind).unwrap().clone();
+    let bytes = std::fs::read(index.join(&meta.name)).unwrap();
+    let framed = FramedFile::parse(&bytes, kind, &meta.name).unwrap();
+    framed.body(&bytes).to_vec()
+}
+
+/// Rewrites the record of the first term of the first segment's first group with more than
+/// one posting through `edit` (which must keep its encoded length) and reseals the group's
+/// checksum, so only the structural checks can notice.
+fn structural_record_problem(edit: impl Fn(&mut TermInfo, &mut SkipEntry), expect: &str) {
+    let work = tempfile::tempdir().unwrap();
+    build(work.path());
+    let index = work.path().join("index");
+    let terms = Manifest::load(&index).unwrap().segments[0].terms;
+    let skip_body = body_of(&index, FileKind::Skip);
+    rewrite(&index, FileKind::TermInfos, |body| {
+        let groups = TermGroups::new(body, terms).unwrap();
+        let start = groups.entry(0).records_offset as usize;
+        let mut pos = start;
+        let (mut at, mut info) = (start, None);
+        for _ in 0..GROUP_TERMS.min(terms) {
+            at = pos;
+            let read = TermInfo::read_record(body, &mut pos, 0, 0).unwrap();
+            if read.doc_freq > 1 && read.single_block.is_some() {
+                info = Some(read);
+                break;
+            }
+        }
+        let mut info = info.expect("a term of several postings in the first group");
+        let mut block = info.single_block.unwrap();
+        edit(&mut info, &mut block);
+        let mut record = Vec::new();
+        info.write_record(&block, &mut record);
+        assert_eq!(
+            record.len(),
+            pos - at,
+            "the edit must keep the record's length"
+        );
+        body[at..pos].copy_from_slice(&record);
+        reseal(body, terms, &skip_body);
+    });
+    let report = check_index(&index).unwrap();
+    assert!(
+        report.problems.iter().any(|p| p.what.contains(expect)),
+        "expected a problem mentioning {expect:?}, got {:?}",
+        report.problems
+    );
+    assert!(
+        !report.problems.iter().any(|p| p.what.contains("checksum")),
+        "resealed, yet a checksum failed: {:?}",
+        report.problems
+    );
+}
+
 #[test]
 fn a_wrong_skip_entry_is_reported() {
-    // The first skip entry's last DID (bytes 4..8).
-    structural_problem(FileKind::Skip, |body| body[4] ^= 1, "skip entry says DIDs");
-    // Its maximum frequency (bytes 16..20).
-    structural_problem(FileKind::Skip, |body| body[16] ^= 1, "skip entry bounds");
-    // Its best posting's length (bytes 28..32).
-    structural_problem(FileKind::Skip, |body| body[28] ^= 1, "best posting");
+    // A single block's entry lives in its term's record.
+    structural_record_problem(|_, b| b.last_doc += 1, "skip entry says DIDs");
+    structural_record_problem(|_, b| b.max_freq += 1, "skip entry bounds");
+    structural_record_problem(|_, b| b.best_doc_len += 1, "best posting");
 }
 
 #[test]
 fn a_wrong_term_info_is_reported() {
-    // The first term's total term frequency (bytes 8..16).
-    structural_problem(
-        FileKind::TermInfos,
-        |body| body[8] ^= 1,
-        "total term frequency",
+    structural_record_problem(|i, _| i.total_term_freq += 1, "total term frequency");
+    // The second group's postings offset (the table ends the body, 24 bytes a group).
+    let work = tempfile::tempdir().unwrap();
+    build(work.path());
+    let index = work.path().join("index");
+    let terms = Manifest::load(&index).unwrap().segments[0].terms;
+    assert!(
+        terms > GROUP_TERMS,
+        "{terms} terms: a second group is needed"
     );
-    // The second term's postings offset (bytes 32 + 16..24).
-    structural_problem(FileKind::TermInfos, |body| body[48] ^= 1, "contiguous");
+    let skip_body = body_of(&index, FileKind::Skip);
+    rewrite(&index, FileKind::TermInfos, |body| {
+        let groups = terms.div_ceil(GROUP_TERMS) as usize;
+        let at = body.len() - groups * 24 + 24 + 8;
+        body[at] ^= 1;
+        reseal(body, terms, &skip_body);
+    });
+    let report = check_index(&index).unwrap();
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.what.contains("contiguous")),
+        "{:?}",
+        report.problems
+    );
 }
 
 #[test]

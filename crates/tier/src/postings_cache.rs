@@ -366,7 +366,7 @@ impl PostingsCache {
             return Ok(hit);
         }
         let skips = reader.term_skip_entries(&term.info)?;
-        layout.plan_into(&term.info, skips, self.options.segment_size)?;
+        layout.plan_into(&term.info, &skips, self.options.segment_size)?;
         // What came from storage is checked against the term's checksum before any query
         // reads it from the cache.
         self.load_entry(key, layout.segments, prefetch, segments, |segments| {

@@ -235,9 +235,9 @@ pub fn whole_index_cache_bytes(
     let mut segments = 0u64;
     let mut layout = TermLayout::default();
     for segment in reader.segments() {
-        for ordinal in 0..segment.meta().terms {
-            let info = segment.term_info(ordinal)?;
-            layout.plan_into(&info, segment.term_skip_entries(&info)?, segment_size)?;
+        for info in segment.term_infos() {
+            let info = info?;
+            layout.plan_into(&info, &segment.term_skip_entries(&info)?, segment_size)?;
             segments += u64::from(layout.segments);
         }
     }
@@ -253,8 +253,8 @@ pub fn largest_term_segments(reader: &IndexReader, segment_size: usize) -> Resul
         // leaves (at most one segment per block in the worst case); measure the few
         // largest exactly.
         let mut largest: Vec<(u64, u64)> = Vec::new();
-        for ordinal in 0..segment.meta().terms {
-            let info = segment.term_info(ordinal)?;
+        for (ordinal, info) in (0..).zip(segment.term_infos()) {
+            let info = info?;
             largest.push((info.postings_bytes() + info.blocks() as u64 * 8, ordinal));
             if largest.len() > 64 {
                 largest.sort_unstable_by(|a, b| b.cmp(a));
@@ -264,7 +264,7 @@ pub fn largest_term_segments(reader: &IndexReader, segment_size: usize) -> Resul
         largest.sort_unstable_by(|a, b| b.cmp(a));
         for &(_, ordinal) in largest.iter().take(16) {
             let info = segment.term_info(ordinal)?;
-            layout.plan_into(&info, segment.term_skip_entries(&info)?, segment_size)?;
+            layout.plan_into(&info, &segment.term_skip_entries(&info)?, segment_size)?;
             most = most.max(layout.segments);
         }
     }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::IndexError;
 
 /// The version of the on-disk format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 16;
 /// Bytes of the footer.

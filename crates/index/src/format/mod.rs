@@ -1,4 +1,4 @@
-//! The on-disk format: file framing, fixed-width records and the segment's files.
+//! The on-disk format: file framing, records and the segment's files.
 //!
 //! docs/format.md is the byte-level specification; this module is its implementation. Every
 //! file starts with a 16-byte [`header`] and ends with a 16-byte footer holding the body length
@@ -9,12 +9,15 @@ pub mod file;
 pub mod positions;
 pub mod skip_entry;
 pub mod term_checksums;
+pub mod term_groups;
 pub mod term_info;
+pub(crate) mod vbyte;
 
 pub use file::{FileKind, FileWriter, FramedFile, FOOTER_LEN, FORMAT_VERSION, HEADER_LEN};
 pub use positions::{encode_term_positions, BlockPositionsReader, PositionsError, TermPositions};
-pub use skip_entry::SkipEntry;
+pub use skip_entry::{SkipEntries, SkipEntry};
 pub use term_checksums::TermChecksums;
+pub use term_groups::{TermGroups, TermGroupsWriter};
 pub use term_info::TermInfo;
 
 /// Record `ordinal` of `len` bytes in a body of fixed-width records of file `file`.

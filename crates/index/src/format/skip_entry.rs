@@ -86,3 +86,34 @@ impl SkipEntry {
         }
     }
 }
+
+impl SkipEntry {
+    /// The entry's 32 encoded bytes.
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut bytes = Vec::with_capacity(Self::LEN);
+        self.write_to(&mut bytes);
+        bytes.try_into().expect("32 bytes")
+    }
+}
+
+/// A term's skip entries, encoded: read in place from the skip file, or the one entry that a
+/// term of a single block keeps in its record. Either way a slice of entries.
+#[derive(Debug, Clone, Copy)]
+pub enum SkipEntries<'a> {
+    /// Entries of the skip file.
+    Stored(&'a [[u8; SkipEntry::LEN]]),
+    /// The entry of a term of one block.
+    Single([[u8; SkipEntry::LEN]; 1]),
+}
+
+impl std::ops::Deref for SkipEntries<'_> {
+    type Target = [[u8; SkipEntry::LEN]];
+
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        match self {
+            SkipEntries::Stored(entries) => entries,
+            SkipEntries::Single(entry) => entry,
+        }
+    }
+}

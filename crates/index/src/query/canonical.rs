@@ -22,6 +22,7 @@
 //! A phrase's terms do not commute: its canonical form is itself.
 
 use super::ast::{BoolQuery, Query};
+use crate::format::vbyte::write_vbyte;
 
 const TERM: u8 = 0;
 const GROUP: u8 = 1;
@@ -100,14 +101,6 @@ fn pack_term(term: &str, out: &mut Vec<u8>) {
     out.push(TERM);
     write_vbyte(term.len() as u64, out);
     out.extend_from_slice(term.as_bytes());
-}
-
-fn write_vbyte(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use super::postings_source::TermBlocks;
 use super::query_terms::TermEntry;
 use super::sorted_search;
 use super::stats::SearchStats;
-use crate::format::{SkipEntry, TermInfo};
+use crate::format::{SkipEntries, SkipEntry, TermInfo};
 use crate::segment::SegmentReader;
 use crate::IndexError;
 
@@ -36,7 +36,7 @@ pub struct TermCursor<'a> {
     info: TermInfo,
     bytes: &'a [u8],
     /// The term's skip entries, still encoded (checked to be all there at creation).
-    skips: &'a [[u8; SkipEntry::LEN]],
+    skips: SkipEntries<'a>,
     /// Score weight (IDF) of the term.
     weight: f32,
     /// Current block, its skip entry, and whether its DIDs / freqs are decoded.

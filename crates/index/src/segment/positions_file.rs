@@ -216,19 +216,8 @@ impl<B: AsRef<[u8]>> PositionsFile<B> {
 
 /// The VByte at `at` (before `limit`) and the offset after it.
 fn read_vbyte(bytes: &[u8], mut at: usize, limit: usize) -> Option<(u64, usize)> {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        if at >= limit {
-            return None;
-        }
-        let byte = bytes[at];
-        at += 1;
-        value |= u64::from(byte & 0x7F) << shift;
-        if byte < 0x80 {
-            return Some((value, at));
-        }
-    }
-    None
+    let value = crate::format::vbyte::read_vbyte(bytes.get(..limit)?, &mut at)?;
+    Some((value, at))
 }
 
 #[cfg(test)]

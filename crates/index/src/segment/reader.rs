@@ -12,9 +12,10 @@ use super::store::{BlockSource, StoreIndex, StoreReader};
 use super::uncached_file::{UncachedFile, UncachedReads};
 use super::verified_terms::{Verified, VerifiedTerms};
 use super::{DirectPostings, DocLengths, SegmentMeta, StoredDocument};
-use crate::format::term_checksums::meta_checksum;
+use crate::format::term_groups::GROUP_TERMS;
 use crate::format::{
-    FileKind, FramedFile, SkipEntry, TermChecksums, TermInfo, TermPositions, HEADER_LEN,
+    FileKind, FramedFile, SkipEntries, SkipEntry, TermChecksums, TermGroups, TermInfo,
+    TermPositions, HEADER_LEN,
 };
 use crate::search::TermEntry;
 use crate::IndexError;
@@ -177,10 +178,16 @@ impl SegmentReader {
             direct: None,
             meta: meta.clone(),
         };
-        if reader.term_infos.as_ref().len() as u64 != meta.terms * TermInfo::LEN as u64 {
+        if TermGroups::new(reader.term_infos.as_ref(), meta.terms).is_none() {
             return Err(IndexError::corrupt(
-                &meta.name,
-                "term infos do not match the term count",
+                reader.file_name(FileKind::TermInfos),
+                "too short for its table of term groups",
+            ));
+        }
+        if reader.skip.as_ref().len() % SkipEntry::LEN != 0 {
+            return Err(IndexError::corrupt(
+                reader.file_name(FileKind::Skip),
+                "not a whole number of skip entries",
             ));
         }
         if reader.checksums.as_ref().len() as u64 != meta.terms * TermChecksums::LEN as u64 {
@@ -368,20 +375,24 @@ impl SegmentReader {
     }
 
     fn verified_entry(&self, ordinal: u64, term: Option<&str>) -> Result<TermEntry, IndexError> {
-        let info = self.term_info(ordinal)?;
-        if !self.verified.is_set(ordinal, Verified::Meta) {
-            let record =
-                &self.term_infos.as_ref()[ordinal as usize * TermInfo::LEN..][..TermInfo::LEN];
-            let skips = self
-                .term_skip_entries(&info)
-                .map_err(|_| self.damaged(ordinal, term, "its skip entries lie past the end"))?;
-            let expected = self.term_checksums(ordinal)?.meta;
-            if meta_checksum(record, skips.as_flattened()) != expected {
+        // A group's checksum is remembered on its first term's bit.
+        let group = ordinal / GROUP_TERMS;
+        let first = group * GROUP_TERMS;
+        if !self.verified.is_set(first, Verified::Meta) {
+            if ordinal >= self.meta.terms || !self.term_groups().verify(group, self.skip.as_ref()) {
                 return Err(self.damaged(ordinal, term, "metadata checksum mismatch"));
             }
-            self.verified.set(ordinal, Verified::Meta);
+            self.verified.set(first, Verified::Meta);
         }
+        let info = self
+            .term_info(ordinal)
+            .map_err(|_| self.damaged(ordinal, term, "its record does not decode"))?;
         Ok(TermEntry { ordinal, info })
+    }
+
+    /// The term-info file, read.
+    fn term_groups(&self) -> TermGroups<'_> {
+        TermGroups::new(self.term_infos.as_ref(), self.meta.terms).expect("checked at open")
     }
 
     /// The checksums of term `ordinal`.
@@ -400,21 +411,24 @@ impl SegmentReader {
             Some(term) => term.to_string(),
             None => self.term_text(ordinal),
         };
-        let files = if what.starts_with("postings") {
-            self.file_name(FileKind::Postings).to_string()
+        let (files, sums) = if what.starts_with("postings") {
+            (
+                self.file_name(FileKind::Postings).to_string(),
+                self.file_name(FileKind::Checksums),
+            )
         } else {
-            format!(
-                "{} or {}",
+            (
+                format!(
+                    "{} or {}",
+                    self.file_name(FileKind::TermInfos),
+                    self.file_name(FileKind::Skip)
+                ),
                 self.file_name(FileKind::TermInfos),
-                self.file_name(FileKind::Skip)
             )
         };
         IndexError::corrupt(
             &files,
-            format!(
-                "term {term:?} (ordinal {ordinal}): {what} (checksums in {})",
-                self.file_name(FileKind::Checksums)
-            ),
+            format!("term {term:?} (ordinal {ordinal}): {what} (checksums in {sums})"),
         )
     }
 
@@ -460,18 +474,47 @@ impl SegmentReader {
     /// The metadata of term `ordinal`, as stored (not verified; [`SegmentReader::entry`]
     /// verifies it).
     pub fn term_info(&self, ordinal: u64) -> Result<TermInfo, IndexError> {
-        TermInfo::read(
-            self.term_infos.as_ref(),
-            ordinal,
-            self.file_name(FileKind::TermInfos),
-        )
+        self.term_groups()
+            .read(ordinal, self.skip_entries())
+            .ok_or_else(|| {
+                IndexError::corrupt(
+                    self.file_name(FileKind::TermInfos),
+                    format!("the record of term ordinal {ordinal} does not decode"),
+                )
+            })
     }
 
-    /// The encoded skip entries of the term `info`, [`SkipEntry::LEN`] bytes each.
-    pub fn term_skip_entries(
-        &self,
-        info: &TermInfo,
-    ) -> Result<&[[u8; SkipEntry::LEN]], IndexError> {
+    /// Every term's metadata in ordinal order, as stored (for `check` and merges; faster
+    /// than [`SegmentReader::term_info`] per ordinal). An item is an error where a record
+    /// does not decode, and the iteration ends there.
+    pub fn term_infos(&self) -> impl Iterator<Item = Result<TermInfo, IndexError>> + '_ {
+        let file = self.file_name(FileKind::TermInfos);
+        self.term_groups()
+            .iter(self.skip_entries())
+            .enumerate()
+            .map(move |(ordinal, info)| {
+                info.ok_or_else(|| {
+                    IndexError::corrupt(
+                        file,
+                        format!("the record of term ordinal {ordinal} does not decode"),
+                    )
+                })
+            })
+    }
+
+    /// Whether the checksum of the group of term records holding `ordinal` matches (for
+    /// `check`, which verifies every group).
+    pub fn term_group_verifies(&self, ordinal: u64) -> bool {
+        self.term_groups()
+            .verify(ordinal / GROUP_TERMS, self.skip.as_ref())
+    }
+
+    /// The encoded skip entries of the term `info`, [`SkipEntry::LEN`] bytes each: in place
+    /// in the skip file, or the one entry its record holds.
+    pub fn term_skip_entries(&self, info: &TermInfo) -> Result<SkipEntries<'_>, IndexError> {
+        if let Some(block) = &info.single_block {
+            return Ok(SkipEntries::Single([block.to_bytes()]));
+        }
         let start = info.first_skip as usize * SkipEntry::LEN;
         let end = start + info.blocks() * SkipEntry::LEN;
         let bytes = self.skip.as_ref().get(start..end).ok_or_else(|| {
@@ -479,11 +522,14 @@ impl SegmentReader {
         })?;
         let (entries, rest) = bytes.as_chunks::<{ SkipEntry::LEN }>();
         debug_assert!(rest.is_empty());
-        Ok(entries)
+        Ok(SkipEntries::Stored(entries))
     }
 
     /// Skip entry `block` of the term `info`.
     pub fn skip_entry(&self, info: &TermInfo, block: usize) -> Result<SkipEntry, IndexError> {
+        if let (Some(entry), 0) = (info.single_block, block) {
+            return Ok(entry);
+        }
         SkipEntry::read(
             self.skip.as_ref(),
             info.first_skip as usize + block,

@@ -14,6 +14,7 @@
 //! documents it holds.
 
 use super::uncached_file::UncachedFile;
+use crate::format::vbyte::{read_vbyte, write_vbyte};
 use crate::format::FileWriter;
 use crate::IndexError;
 
@@ -43,27 +44,6 @@ pub fn snippet(text: &str, max_chars: usize) -> String {
         Some(space) if space > max_chars / 2 => format!("{}…", &cut[..space]),
         _ => format!("{cut}…"),
     }
-}
-
-fn write_vbyte(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn read_vbyte(input: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        let byte = *input.get(*pos)?;
-        *pos += 1;
-        value |= u64::from(byte & 0x7F) << shift;
-        if byte < 0x80 {
-            return Some(value);
-        }
-    }
-    None
 }
 
 /// Appends one document to a raw store block.

@@ -21,7 +21,7 @@ pub struct EncodedTerms {
     pub(crate) term_ends: Vec<usize>,
     /// Term infos; `postings_offset` and `first_skip` are relative to this batch.
     pub(crate) infos: Vec<TermInfo>,
-    /// Skip entries, serialised.
+    /// Skip entries of the terms of more than one block, serialised.
     pub(crate) skip: Vec<u8>,
     /// Postings (per term, DID blocks then frequency blocks).
     pub(crate) postings: Vec<u8>,
@@ -190,8 +190,18 @@ impl<'a> TermEncoder<'a> {
         let docs_len = (out.postings.len() - postings_offset) as u32;
         for entry in &mut entries {
             entry.freqs_offset += docs_len;
-            entry.write_to(&mut out.skip);
         }
+        // A term of one block keeps its entry in its record; others in the skip file.
+        let single_block = match entries.as_slice() {
+            [only] => Some(*only),
+            _ => {
+                for entry in &entries {
+                    entry.write_to(&mut out.skip);
+                }
+                out.skip_entries += entries.len() as u32;
+                None
+            }
+        };
         out.postings.extend_from_slice(&freq_buffer);
         out.infos.push(TermInfo {
             doc_freq: docs.len() as u32,
@@ -200,6 +210,7 @@ impl<'a> TermEncoder<'a> {
             docs_bytes: docs_len,
             freqs_bytes: freq_buffer.len() as u32,
             first_skip,
+            single_block,
         });
         if let Some(positions) = positions {
             encode_term_positions(freqs, positions, &mut out.positions).map_err(|e| {
@@ -212,7 +223,6 @@ impl<'a> TermEncoder<'a> {
         }
         out.term_bytes.extend_from_slice(term);
         out.term_ends.push(out.term_bytes.len());
-        out.skip_entries += entries.len() as u32;
         out.postings_count += docs.len() as u64;
         out.docs_bytes += u64::from(docs_len);
         out.freqs_bytes += freq_buffer.len() as u64;

@@ -10,7 +10,7 @@ use super::positions_file::PositionsTable;
 use super::store::{StoreReader, StoreWriter};
 use super::term_encoder::{EncodedTerms, TermEncoder};
 use super::{DocMap, FileMeta, SegmentMeta};
-use crate::format::{FileKind, FileWriter, SkipEntry, TermChecksums, TermInfo};
+use crate::format::{FileKind, FileWriter, SkipEntry, TermChecksums, TermGroupsWriter};
 use crate::search::{length_to_norm, Bm25};
 use crate::IndexError;
 
@@ -24,6 +24,8 @@ pub struct SegmentWriter {
     lengths: Vec<u32>,
     dictionary: fst::MapBuilder<FileWriter>,
     term_infos: FileWriter,
+    /// The term-info file's groups.
+    term_groups: TermGroupsWriter,
     skip: FileWriter,
     postings: FileWriter,
     checksums: FileWriter,
@@ -85,6 +87,7 @@ impl SegmentWriter {
             lengths,
             dictionary,
             term_infos: open(FileKind::TermInfos)?,
+            term_groups: TermGroupsWriter::default(),
             skip: open(FileKind::Skip)?,
             postings: open(FileKind::Postings)?,
             checksums: open(FileKind::Checksums)?,
@@ -190,21 +193,21 @@ impl SegmentWriter {
         }
         let postings_base = self.postings.position();
         let skip_base = self.skip_entries;
-        let mut record = Vec::with_capacity(TermInfo::LEN * batch.len());
+        let mut records = Vec::with_capacity(16 * batch.len());
         let mut sums = Vec::with_capacity(TermChecksums::LEN * batch.len());
         for (i, info) in batch.infos.iter().enumerate() {
             // The batch's own offsets locate the term's bytes in it; the record written
             // carries the segment's.
             let skips = info.first_skip as usize * SkipEntry::LEN;
-            let skips = &batch.skip[skips..skips + info.blocks() * SkipEntry::LEN];
+            let skips = &batch.skip[skips..skips + info.stored_skip_entries() * SkipEntry::LEN];
             let postings = info.postings_offset as usize;
             let postings = &batch.postings[postings..postings + info.postings_bytes() as usize];
             let mut info = *info;
             info.postings_offset += postings_base;
             info.first_skip += skip_base;
-            let start = record.len();
-            info.write_to(&mut record);
-            TermChecksums::of(&record[start..], skips, postings).write_to(&mut sums);
+            let block = info.single_block.unwrap_or_default();
+            self.term_groups.push(&info, &block, skips, &mut records);
+            TermChecksums::of(postings).write_to(&mut sums);
             self.dictionary
                 .insert(batch.term(i), self.ordinal)
                 .map_err(|e| dictionary_error(&self.dictionary_path(), e))?;
@@ -212,7 +215,7 @@ impl SegmentWriter {
         }
         self.postings.write_body(&batch.postings)?;
         self.skip.write_body(&batch.skip)?;
-        self.term_infos.write_body(&record)?;
+        self.term_infos.write_body(&records)?;
         self.checksums.write_body(&sums)?;
         self.skip_entries += batch.skip_entries;
         self.postings_count += batch.postings_count;
@@ -296,7 +299,9 @@ impl SegmentWriter {
             .into_inner()
             .map_err(|e| dictionary_error(&dictionary_path, e))?;
         finished.push((FileKind::Dictionary, dict.finish()?));
-        finished.push((FileKind::TermInfos, self.term_infos.finish()?));
+        let mut term_infos = self.term_infos;
+        term_infos.write_body(&self.term_groups.finish())?;
+        finished.push((FileKind::TermInfos, term_infos.finish()?));
         finished.push((FileKind::Skip, self.skip.finish()?));
         finished.push((FileKind::Postings, self.postings.finish()?));
         finished.push((FileKind::Checksums, self.checksums.finish()?));
