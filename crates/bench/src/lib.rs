@@ -6,6 +6,7 @@ pub mod apcache_experiment;
 pub mod codec_bench;
 pub mod codec_experiment;
 pub mod codec_paths;
+pub mod decode_limit;
 pub mod index_bench;
 pub mod latency;
 pub mod line_chart;

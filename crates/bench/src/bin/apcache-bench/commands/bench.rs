@@ -26,6 +26,24 @@ pub enum BenchCommand {
     Peers(PeersArgs),
     /// Throughput and latency of a query file over an index, per repetition.
     Queries(Box<QueriesArgs>),
+    /// Decoding speed on an index's longest lists beside this machine's memory bandwidth.
+    DecodeLimit(DecodeLimitArgs),
+}
+
+/// Options of `apcache-bench decode-limit`.
+#[derive(Debug, Args)]
+pub struct DecodeLimitArgs {
+    /// Index directory (its first segment's lists are measured).
+    dir: PathBuf,
+    /// How many of the longest lists.
+    #[arg(long, default_value_t = 8)]
+    lists: usize,
+    /// Timed passes per figure (the median is reported).
+    #[arg(long, default_value_t = 7)]
+    runs: usize,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Query file formats.
@@ -230,7 +248,24 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Index(args) => index(args),
         BenchCommand::Peers(args) => peers(args),
         BenchCommand::Queries(args) => queries(*args),
+        BenchCommand::DecodeLimit(args) => decode_limit(args),
     }
+}
+
+fn decode_limit(args: DecodeLimitArgs) -> anyhow::Result<()> {
+    let reader = apcache_index::search::IndexReader::open(&args.dir)
+        .with_context(|| format!("opening {}", args.dir.display()))?;
+    let report = apcache_bench::decode_limit::run(&reader, args.lists, args.runs, |what| {
+        if !args.json {
+            eprintln!("measuring {what}");
+        }
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
 }
 
 fn queries(args: QueriesArgs) -> anyhow::Result<()> {
