@@ -218,6 +218,7 @@ fn run_child(binary: &Path, args: &[String]) -> Result<String, ApcacheExperiment
 fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is plain data, for which all zero bytes are a valid value.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: `path` is a NUL-terminated string and `stat` a writable statvfs.
     let rc = unsafe { libc::statvfs(path.as_ptr(), &mut stat) };

@@ -329,7 +329,7 @@ impl Timings {
             .zip(&self.hits)
             .filter_map(|(&n, &hit)| hit.then_some(n))
             .collect();
-        (!hits.is_empty()).then(|| LatencySummary::from_nanos(hits.into_iter()))
+        (!hits.is_empty()).then(|| LatencySummary::from_nanos(hits))
     }
 }
 
@@ -682,6 +682,9 @@ pub fn run(
         }
     }
     if section("page-cache") {
+        // The children start cold: this process must not hold the index mapped, or its
+        // pages stay in the page cache and the children never read storage.
+        drop(reader);
         let rp = config.rps.iter().copied().fold(0.0, f64::max);
         let queries = workload_queries(
             &terms,

@@ -21,6 +21,13 @@
 //! - A miss on a key that is non-resident HIR in `S` makes it LIR (as above). Any other miss
 //!   makes a resident HIR entry, on top of `S` and at the back of `Q`; except while the cache
 //!   is filling: an entry that fits in the free room and in the LIR share becomes LIR at once.
+//! - The resident HIR set always has room for the entry just missed: LIRS sizes it at 1% of
+//!   the cache *and at least one block*, so a new block stays resident until the next miss
+//!   and a reuse right after its first access is a hit. With entries of many sizes the share
+//!   can be smaller than an entry (1% of a heap of 80 entries is under one); then LIR entries
+//!   are demoted from the bottom of `S`, before the new entry joins `Q`, until the LIR
+//!   entries and the new entry fit together. Without this, every new entry larger than the
+//!   share was evicted on arrival.
 //! - Eviction takes the front of `Q`; if it is in `S` it stays there as non-resident history.
 //!   The history is bounded: non-resident entries take at most `capacity` bytes (as if `S`
 //!   held at most twice the cache), the oldest dropped first.
@@ -370,6 +377,13 @@ impl Policy for Dlirs {
         } else {
             Status::Hir
         };
+        if status == Status::Hir {
+            // The resident HIR set holds at least this entry (see the module docs): demoted
+            // entries join `Q` ahead of it, so evictions take them first.
+            while self.lir_count > 0 && self.lir_bytes + size > self.capacity {
+                self.demote_bottom();
+            }
+        }
         let slot = self.slots.insert(
             key,
             Entry {
@@ -506,6 +520,27 @@ mod tests {
         let before = d.hir_target();
         access(&mut d, 0, 1);
         assert!(d.hir_target() < before);
+        d.check();
+    }
+
+    #[test]
+    fn a_new_entry_larger_than_the_hir_share_stays_until_the_next_miss() {
+        // 100 bytes, a HIR share of 1 byte: LIR fills 99 bytes with nine entries of 11.
+        let mut d = Dlirs::new(100);
+        for k in 0..9 {
+            access(&mut d, k, 11);
+            assert!(d.is_lir(k));
+        }
+        // 9 leaves no room beside the LIR entries: the bottom one (0) is demoted and goes,
+        // and 9 stays, resident HIR (it used to be evicted on arrival).
+        assert!(!access(&mut d, 9, 10));
+        assert!(d.contains(9) && !d.is_lir(9) && !d.contains(0));
+        // Reused right after its first access: a hit, and in S, so it becomes LIR.
+        assert!(access(&mut d, 9, 10));
+        assert!(d.is_lir(9));
+        // The next new entry takes its place in the resident HIR set.
+        assert!(!access(&mut d, 10, 10));
+        assert!(d.contains(10));
         d.check();
     }
 
