@@ -23,8 +23,23 @@ pub enum Isa {
 }
 
 impl Isa {
-    /// The best level the running CPU supports.
+    /// The best level the running CPU supports, capped by the `APCACHE_SIMD` environment
+    /// variable when it names a level (`scalar`, `sse4.1`, `avx2`, `avx512`): a way to compare
+    /// the levels in one process's workload, or to keep the 512-bit paths off on a CPU whose
+    /// clock drops under them. Read once per process.
     pub fn detect() -> Isa {
+        static LEVEL: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+        *LEVEL.get_or_init(|| {
+            let cpu = Isa::of_cpu();
+            std::env::var("APCACHE_SIMD")
+                .ok()
+                .and_then(|name| Isa::ALL.into_iter().find(|isa| isa.name() == name))
+                .map_or(cpu, |cap| cap.min(cpu))
+        })
+    }
+
+    /// The best level the running CPU supports.
+    fn of_cpu() -> Isa {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::is_x86_feature_detected as has;
