@@ -11,9 +11,8 @@
 
 use std::arch::x86_64::*;
 
-use super::vertical::packed_len;
+use super::vertical::packed_area;
 use crate::delta::x86::scan16;
-use crate::error::take;
 use crate::{CodecError, BLOCK_LEN};
 
 type UnpackFn = unsafe fn(*const u32, *mut u32, u32);
@@ -136,11 +135,8 @@ pub(crate) unsafe fn unpack(
     delta: Option<u32>,
     out: &mut [u32; BLOCK_LEN],
 ) -> Result<usize, CodecError> {
-    if bits > 32 {
-        return Err(CodecError::Corrupt("bit width above 32"));
-    }
-    let len = packed_len(bits);
-    let area = take(input, len)?;
+    let area = packed_area(input, bits)?;
+    let len = area.len();
     let src = area.as_ptr() as *const u32;
     let dst = out.as_mut_ptr();
     // SAFETY: the caller's contract gives the features; `area` holds the `packed_len(bits)` =

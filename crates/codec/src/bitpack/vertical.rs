@@ -28,6 +28,15 @@ pub(crate) fn packed_len(bits: u32) -> usize {
     32 * bits as usize
 }
 
+/// The packed bytes of a full block of width `bits` at the start of `input`: an error for a
+/// width above 32 or an input too short.
+pub(crate) fn packed_area(input: &[u8], bits: u32) -> Result<&[u8], CodecError> {
+    if bits > 32 {
+        return Err(CodecError::Corrupt("bit width above 32"));
+    }
+    take(input, packed_len(bits))
+}
+
 /// Appends the 256 `values`, each truncated to `bits` bits, in the vertical layout.
 pub(crate) fn pack(values: &[u32; BLOCK_LEN], bits: u32, out: &mut Vec<u8>) {
     debug_assert!(bits <= 32);
@@ -91,11 +100,8 @@ pub(crate) fn unpack_scalar(
     bits: u32,
     out: &mut [u32; BLOCK_LEN],
 ) -> Result<usize, CodecError> {
-    if bits > 32 {
-        return Err(CodecError::Corrupt("bit width above 32"));
-    }
-    let len = packed_len(bits);
-    let area = take(input, len)?;
+    let area = packed_area(input, bits)?;
+    let len = area.len();
     let b = bits as usize;
     if b == 0 {
         out.fill(0);
