@@ -32,7 +32,13 @@ final class Indexer {
 
   private Indexer() {}
 
-  static void run(Path input, Path indexDir, long maxDocs, boolean positions, PrintWriter out)
+  /**
+   * Indexes the first {@code maxDocs} documents of {@code input}; with {@code store}, the text
+   * (title + " " + body) is also kept as a stored field, Lucene's default stored-fields format
+   * (for comparing the size of apcache's document store).
+   */
+  static void run(
+      Path input, Path indexDir, long maxDocs, boolean positions, boolean store, PrintWriter out)
       throws IOException {
     IndexWriterConfig config =
         new IndexWriterConfig(Schema.analyzer())
@@ -51,6 +57,10 @@ final class Indexer {
     doc.add(text);
     doc.add(idValue);
     doc.add(idStored);
+    StoredField textStored = new StoredField(Schema.STORED_TEXT, "");
+    if (store) {
+      doc.add(textStored);
+    }
 
     long start = System.nanoTime();
     long docs = 0;
@@ -61,6 +71,7 @@ final class Indexer {
         Corpus corpus = new Corpus(input)) {
       for (String t; docs < maxDocs && (t = corpus.nextText()) != null; docs++) {
         text.setStringValue(t);
+        textStored.setStringValue(t);
         idValue.setLongValue(docs);
         idStored.setLongValue(docs);
         writer.addDocument(doc);

@@ -23,7 +23,7 @@ public final class LucenePeer {
       String.join(
           "\n",
           "usage: java -jar lucene-peer.jar COMMAND ...",
-          "  index <input-file> <index-dir> [--docs N] [--positions]",
+          "  index <input-file> <index-dir> [--docs N] [--positions] [--store]",
           "  search <index-dir> <queries-file> [-k 10] [--count]",
           "  tokens <input-file> [--docs N]",
           "  serve-stdin <index-dir>",
@@ -43,9 +43,15 @@ public final class LucenePeer {
     try {
       switch (argv[0]) {
         case "index" -> {
-          Args a = Args.parse(rest, 2, Set.of("--docs"), Set.of("--positions"));
+          Args a = Args.parse(rest, 2, Set.of("--docs"), Set.of("--positions", "--store"));
           long docs = a.longOpt("--docs", Long.MAX_VALUE);
-          Indexer.run(Path.of(a.pos(0)), Path.of(a.pos(1)), docs, a.flag("--positions"), out);
+          Indexer.run(
+              Path.of(a.pos(0)),
+              Path.of(a.pos(1)),
+              docs,
+              a.flag("--positions"),
+              a.flag("--store"),
+              out);
         }
         case "search" -> {
           // --count is accepted so that search and bench take the same options; search always

@@ -20,6 +20,9 @@ final class Schema {
   static final String TEXT = "text";
   static final String ID = "id";
 
+  /** The stored copy of the text, with {@code index --store}. */
+  static final String STORED_TEXT = "stored_text";
+
   /** BM25 parameters, shared by indexing (norms) and searching (scores). */
   static final float K1 = 1.2f;
 
