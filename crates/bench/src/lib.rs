@@ -8,6 +8,7 @@ pub mod codec_experiment;
 pub mod codec_paths;
 pub mod decode_limit;
 pub mod index_bench;
+pub mod indexing_experiment;
 pub mod latency;
 pub mod line_chart;
 pub use apcache_tier::page_cache;

@@ -22,6 +22,39 @@ pub enum ExperimentCommand {
     /// threshold, query type and repetition probability; first fit against TLSF; the
     /// cache-to-thread ratio.
     ResultCache(ResultCacheArgs),
+    /// The indexing placement study: `apcache index` with the hash table of posting blocks,
+    /// the flushed segments and the merged segment each in DRAM, the tier or storage; time
+    /// by phase per configuration.
+    Indexing(IndexingArgs),
+}
+
+/// Options of `apcache-bench experiment indexing`.
+#[derive(Debug, Args)]
+pub struct IndexingArgs {
+    /// Input documents (what `apcache index` reads).
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Storage: the index is built under it.
+    #[arg(long, default_value = "/var/tmp/apcache-indexing-experiment")]
+    work: PathBuf,
+    /// The tier: a tmpfs, DAX or CXL-backed mount.
+    #[arg(long, default_value = "/dev/shm/apcache-indexing-experiment")]
+    tier: PathBuf,
+    /// Indexing threads.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Builds per configuration (the median by wall time is reported).
+    #[arg(long, default_value_t = 1)]
+    runs: usize,
+    /// The `apcache` binary (default: the one beside this executable).
+    #[arg(long)]
+    apcache: Option<PathBuf>,
+    /// Write the table (md, json) and the figure (png) into this directory.
+    #[arg(long, short = 'o')]
+    out: PathBuf,
+    /// TrueType font for the figure (default: $APCACHE_FONT, else a system font).
+    #[arg(long)]
+    font: Option<PathBuf>,
 }
 
 /// Options of `apcache-bench experiment result-cache`.
@@ -220,7 +253,44 @@ pub fn run(command: ExperimentCommand) -> anyhow::Result<()> {
         ExperimentCommand::Codecs(args) => codecs(args),
         ExperimentCommand::Apcache(args) => apcache(args),
         ExperimentCommand::ResultCache(args) => result_cache(args),
+        ExperimentCommand::Indexing(args) => indexing(args),
     }
+}
+
+fn indexing(args: IndexingArgs) -> anyhow::Result<()> {
+    use apcache_bench::indexing_experiment::{self, IndexingExperimentConfig};
+    let apcache = match args.apcache {
+        Some(path) => path,
+        None => std::env::current_exe()
+            .context("locating the running executable")?
+            .with_file_name("apcache"),
+    };
+    let config = IndexingExperimentConfig {
+        apcache,
+        inputs: args.inputs,
+        work: args.work,
+        tier: args.tier,
+        threads: args.threads,
+        runs: args.runs,
+    };
+    let runs = indexing_experiment::run(&config, |name, i| {
+        eprintln!("indexing: {name}, run {}", i + 1)
+    })?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let table = indexing_experiment::to_markdown(&runs, config.threads);
+    print!("{table}");
+    std::fs::write(args.out.join("indexing-placement.md"), &table)?;
+    std::fs::write(
+        args.out.join("indexing-placement.json"),
+        serde_json::to_string_pretty(&runs)?,
+    )?;
+    let figure = args.out.join("indexing-placement.png");
+    match indexing_experiment::plot(&runs, config.threads, &figure, args.font.as_deref()) {
+        Ok(()) => eprintln!("wrote {}", figure.display()),
+        Err(e) => eprintln!("figure not drawn: {e}"),
+    }
+    Ok(())
 }
 
 fn result_cache(args: ResultCacheArgs) -> anyhow::Result<()> {
