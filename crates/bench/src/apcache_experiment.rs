@@ -318,9 +318,10 @@ pub fn run(
             return Err(ApcacheExperimentError::Child {
                 command: "the tier".into(),
                 message: format!(
-                    "{} has {} free; the largest cache ({} of the index: {}, the whole index \
-                     after rounding to {} segments being {}) needs a tier of {}: give smaller \
-                     --cache-fractions, --memory section off, or a larger --tier-dir",
+                    "{} has {} free; the largest cache (fraction {} of the index: {}; the \
+                     whole index after rounding to {} segments is {}) needs a tier of {}: give \
+                     smaller --cache-fractions, leave out the memory section, or give a larger \
+                     --tier-dir",
                     config.tier_dir.display(),
                     format_bytes(free),
                     max_fraction,

@@ -449,3 +449,40 @@ fn phrases_search_and_highlights_mark_the_matches() {
     );
     assert_eq!(bad.status, 400, "{}", bad.body);
 }
+
+/// Under `partial2` matching, a disjunction with no entry of its own is answered from the
+/// entry of one of its terms, and the answer says it is approximate, in the native API and
+/// the Elasticsearch one; an exact answer says it is not.
+#[test]
+fn partial2_answers_are_marked_approximate() {
+    let scenario = fail::FailScenario::setup();
+    let serving = ServingConfig {
+        result_cache: Some(apcache_tier::result_cache::ResultCacheConfig {
+            matching: apcache_tier::result_cache::Matching::Partial2,
+            ..Default::default()
+        }),
+        ..ServingConfig::default()
+    };
+    let server = start_serving(1, 8, Duration::from_secs(10), serving);
+    let addr = server.addr;
+
+    // `river` is evaluated and stored; `river valley` then has no entry of its own.
+    let exact = get(addr, "/indexes/sample/search?q=river&k=3");
+    assert_eq!(exact.status, 200, "{}", exact.body);
+    assert_eq!(exact.json()["approximate"], false);
+    let river = exact.json()["hits"].clone();
+    let approximate = get(addr, "/indexes/sample/search?q=river%20valley&k=3");
+    assert_eq!(approximate.status, 200, "{}", approximate.body);
+    let approximate = approximate.json();
+    assert_eq!(approximate["approximate"], true);
+    assert_eq!(approximate["hits"], river, "the answer of `river`");
+    assert_eq!(approximate["total"]["exact"], false);
+    // Exact answers carry no such field in the Elasticsearch API.
+    let plain = get(addr, "/sample/_search?q=river&size=3");
+    assert_eq!(plain.status, 200, "{}", plain.body);
+    assert!(plain.json().get("approximate").is_none(), "{}", plain.body);
+    let elastic = get(addr, "/sample/_search?q=river%20valley&size=3");
+    assert_eq!(elastic.status, 200, "{}", elastic.body);
+    assert_eq!(elastic.json()["approximate"], true, "{}", elastic.body);
+    scenario.teardown();
+}

@@ -27,7 +27,10 @@
 //!   can be smaller than an entry (1% of a heap of 80 entries is under one); then LIR entries
 //!   are demoted from the bottom of `S`, before the new entry joins `Q`, until the LIR
 //!   entries and the new entry fit together. Without this, every new entry larger than the
-//!   share was evicted on arrival.
+//!   share was evicted on arrival. For the same reason an eviction never takes the entry
+//!   just missed while another entry is resident: when it is the front of `Q` (the cache
+//!   evicts beyond the capacity when its heap is fragmented), the next entry of `Q`, or else
+//!   the bottom LIR entry demoted, goes in its place.
 //! - Eviction takes the front of `Q`; if it is in `S` it stays there as non-resident history.
 //!   The history is bounded: non-resident entries take at most `capacity` bytes (as if `S`
 //!   held at most twice the cache), the oldest dropped first.
@@ -91,6 +94,8 @@ pub struct Dlirs {
     queue: List,
     /// Non-resident entries, oldest at the front, to bound the history.
     history: List,
+    /// The key of the last miss, which evictions spare while anything else is resident.
+    newest: Option<Key>,
 }
 
 impl Dlirs {
@@ -119,6 +124,7 @@ impl Dlirs {
             stack: List::new(),
             queue: List::new(),
             history: List::new(),
+            newest: None,
         };
         dlirs.set_hir_target((capacity as f64 * share).round() as u64);
         dlirs
@@ -362,6 +368,7 @@ impl Policy for Dlirs {
         if size > self.capacity {
             return false;
         }
+        self.newest = Some(key);
         if let Some(slot) = self.slots.find(key) {
             // A non-resident HIR entry: the HIR share was too small to keep it.
             let step = Dlirs::step(size, self.demoted, self.history.len());
@@ -412,6 +419,18 @@ impl Policy for Dlirs {
                 return None;
             }
             self.demote_bottom();
+        }
+        // Spare the entry just missed while another is resident (see the module docs).
+        if let Some(front) = self.queue.front() {
+            if Some(self.slots.key(front)) == self.newest
+                && (self.queue.len() > 1 || self.lir_count > 0)
+            {
+                if self.queue.len() == 1 {
+                    self.demote_bottom();
+                }
+                self.queue.remove(front);
+                self.queue.push_back(front);
+            }
         }
         let slot = self.queue.pop_front()?;
         let key = self.slots.key(slot);
@@ -535,6 +554,9 @@ mod tests {
         // and 9 stays, resident HIR (it used to be evicted on arrival).
         assert!(!access(&mut d, 9, 10));
         assert!(d.contains(9) && !d.is_lir(9) && !d.contains(0));
+        // An eviction beyond the capacity (a fragmented heap) spares it too.
+        let victim = d.evict().unwrap();
+        assert!(victim != 9 && d.contains(9));
         // Reused right after its first access: a hit, and in S, so it becomes LIR.
         assert!(access(&mut d, 9, 10));
         assert!(d.is_lir(9));
