@@ -1,4 +1,4 @@
-//! Term metadata: one variable-length record per term, in groups of 64 terms
+//! Term metadata: one variable-length record per term, in groups of 16 terms
 //! ([`super::term_groups`]).
 //!
 //! Most terms of a real vocabulary occur in a handful of documents, and a fixed-width record
