@@ -65,26 +65,14 @@ fn mark(
     apply: impl Fn(&mut u64, u64),
 ) -> Result<SearchStats, IndexError> {
     term.for_each_block(|docs| {
-        // The bits of consecutive DIDs that share a word are gathered in a register and
-        // applied once: a frequent term sets several bits of each word, and a store per DID
-        // would chain every DID through memory.
-        let (mut word, mut mask) = (usize::MAX, 0u64);
         for &doc in docs {
             // A DID outside the segment's range fails `check`; ignore it here.
             let Some(at) = doc.checked_sub(first) else {
                 continue;
             };
-            let at_word = (at >> 6) as usize;
-            if at_word != word {
-                if let Some(w) = bits.get_mut(word) {
-                    apply(w, mask);
-                }
-                (word, mask) = (at_word, 0);
+            if let Some(word) = bits.get_mut((at >> 6) as usize) {
+                apply(word, 1 << (at & 63));
             }
-            mask |= 1 << (at & 63);
-        }
-        if let Some(w) = bits.get_mut(word) {
-            apply(w, mask);
         }
     })?;
     Ok(term.stats())
