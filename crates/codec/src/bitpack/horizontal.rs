@@ -51,6 +51,11 @@ pub(crate) fn read_u64_padded(input: &[u8], at: usize) -> u64 {
 
 /// Fills `out` with values of `bits` bits from the start of `input`; returns the bytes read.
 /// With `isa` at [`Isa::Avx512`], sixteen values a step with VBMI byte permutations
+/// The shortest run of values worth the VBMI unpacker's setup (its tables and masks): the
+/// short blocks at the end of every posting list and of rare terms' lists stay with the
+/// width-specialised scalar loop.
+const VBMI_MIN_VALUES: usize = 64;
+
 /// ([`super::vbmi`]); else with portable code.
 pub(crate) fn unpack(
     input: &[u8],
@@ -68,7 +73,7 @@ pub(crate) fn unpack(
         return Ok(0);
     }
     #[cfg(target_arch = "x86_64")]
-    if isa >= Isa::Avx512 {
+    if isa >= Isa::Avx512 && out.len() >= VBMI_MIN_VALUES {
         // SAFETY: an Isa at Avx512 is only obtained after detecting its features; `bits` is in
         // 1..=32 and `input` holds the `len` packed bytes (checked above).
         unsafe { super::vbmi::unpack(input, bits, out) };

@@ -54,7 +54,7 @@ pub(super) fn filter_lead(
         "filter_lead: mismatched slices"
     );
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2
+    if isa >= Isa::Avx2
         && std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("popcnt")
     {

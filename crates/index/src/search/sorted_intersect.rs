@@ -57,7 +57,7 @@ pub fn intersect(a: &[u32], b: &[u32], out: MatchBuffers<'_>, isa: Isa) -> Inter
         );
     }
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2
+    if isa >= Isa::Avx2
         && std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("popcnt")
     {

@@ -15,7 +15,7 @@ const GROUP: usize = 32;
 #[inline]
 pub fn count_below(docs: &[u32], target: u32, isa: Isa) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
+    if isa >= Isa::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 is present.
         return unsafe { avx2::count_below(docs, target) };
     }
@@ -45,7 +45,7 @@ pub fn count_below_in_block(
     isa: Isa,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
+    if isa >= Isa::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 is present.
         return unsafe { avx2::count_below_in_block(docs, samples, target) };
     }
