@@ -401,6 +401,8 @@ class SearchFront:
             "index": self.name,
             "query": result.query,
             "total": {"value": result.total, "exact": result.exact},
+            # The shards keep no result cache, so no answer is an approximate one.
+            "approximate": False,
             "took_us": int((time.monotonic() - arrived) * 1e6),
             "offset": params.offset,
             "k": params.k,
