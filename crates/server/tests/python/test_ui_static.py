@@ -16,6 +16,7 @@ back depends on the query:
 
 from __future__ import annotations
 
+import time
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -148,6 +149,16 @@ def fresh_log():
 def last_search() -> tuple[str, dict[str, str]]:
     assert Stub.requests, "the page sent no search"
     return Stub.requests[-1]
+
+
+def wait_for_search(matches, timeout_s: float = 10.0) -> tuple[str, dict[str, str]]:
+    """The last search the stub received once it satisfies `matches(index, params)`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if Stub.requests and matches(*Stub.requests[-1]):
+            return Stub.requests[-1]
+        assert time.monotonic() < deadline, f"no such search reached the stub: {Stub.requests[-1:]}"
+        time.sleep(0.02)
 
 
 def search_for(page: Page, query: str) -> None:
@@ -309,8 +320,10 @@ def test_index_choice_is_in_the_url(page: Page, stub: str):
     expect(page.locator(".hit")).to_have_count(10)
     page.select_option("#index", "news")
     expect(page).to_have_url(f"{stub}/ui?index=news&q=river&page=1")
+    # The URL changes before the new search reaches the stub, and the old page's hits stay
+    # visible until its answer comes: wait for the search itself.
+    wait_for_search(lambda name, _: name == "news")
     expect(page.locator(".hit").first).to_be_visible()
-    assert last_search()[0] == "news"
 
     page.reload()
     expect(page.locator("#index")).to_have_value("news")
