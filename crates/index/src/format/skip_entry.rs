@@ -40,18 +40,7 @@ impl SkipEntry {
 
     /// Appends the entry.
     pub fn write_to(&self, out: &mut Vec<u8>) {
-        for v in [
-            self.first_doc,
-            self.last_doc,
-            self.docs_offset,
-            self.freqs_offset,
-            self.max_freq,
-            self.min_doc_len,
-            self.best_freq,
-            self.best_doc_len,
-        ] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
+        out.extend_from_slice(&self.to_bytes());
     }
 
     /// Reads entry `index` of a skip body.
@@ -90,9 +79,22 @@ impl SkipEntry {
 impl SkipEntry {
     /// The entry's 32 encoded bytes.
     pub fn to_bytes(&self) -> [u8; Self::LEN] {
-        let mut bytes = Vec::with_capacity(Self::LEN);
-        self.write_to(&mut bytes);
-        bytes.try_into().expect("32 bytes")
+        // Built in place: a query opening a one-block term calls this, so no allocation.
+        let mut bytes = [0u8; Self::LEN];
+        let fields = [
+            self.first_doc,
+            self.last_doc,
+            self.docs_offset,
+            self.freqs_offset,
+            self.max_freq,
+            self.min_doc_len,
+            self.best_freq,
+            self.best_doc_len,
+        ];
+        for (at, v) in bytes.chunks_exact_mut(4).zip(fields) {
+            at.copy_from_slice(&v.to_le_bytes());
+        }
+        bytes
     }
 }
 
