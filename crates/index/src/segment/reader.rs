@@ -434,14 +434,10 @@ impl SegmentReader {
 
     /// The text of term `ordinal`, for error messages (a scan of the dictionary).
     fn term_text(&self, ordinal: u64) -> String {
-        use fst::Streamer;
-        let mut stream = self.dictionary.stream();
-        while let Some((key, value)) = stream.next() {
-            if value == ordinal {
-                return String::from_utf8_lossy(key).into_owned();
-            }
+        match term_of_ordinal(self.dictionary.as_fst(), ordinal) {
+            Some(term) => String::from_utf8_lossy(&term).into_owned(),
+            None => format!("#{ordinal}"),
         }
-        format!("#{ordinal}")
     }
 
     /// Whether this process verified the postings of term `ordinal`.
@@ -670,5 +666,59 @@ impl SegmentReader {
         let reads = file.reads();
         self.uncached_store = Some(file);
         Ok(reads)
+    }
+}
+
+/// The key whose value is `ordinal` in `fst`, a dictionary whose values are the keys' ranks
+/// (`0, 1, 2, ...` in key order), found in one walk from the root: such an FST's outputs grow
+/// with the key, so the arc to follow at each state is the last one whose output does not
+/// pass the ordinal (Lucene's `Util.getByOutput`). A scan of the dictionary would cost a walk
+/// over every term before it, which on a vocabulary of a million terms is tens of
+/// milliseconds for each error that names a term.
+fn term_of_ordinal<D: AsRef<[u8]>>(fst: &fst::raw::Fst<D>, ordinal: u64) -> Option<Vec<u8>> {
+    let mut node = fst.root();
+    let mut output = 0u64;
+    let mut key = Vec::new();
+    // A key is at most as long as the dictionary is, which bounds the walk.
+    for _ in 0..=fst.as_bytes().len() {
+        if node.is_final() && output.checked_add(node.final_output().value())? == ordinal {
+            return Some(key);
+        }
+        let next = node
+            .transitions()
+            .take_while(|t| {
+                output
+                    .checked_add(t.out.value())
+                    .is_some_and(|o| o <= ordinal)
+            })
+            .last()?;
+        output += next.out.value();
+        key.push(next.inp);
+        node = fst.node(next.addr);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every ordinal's key is found, and ordinals past the last are not.
+        #[test]
+        fn every_ordinal_names_its_key(
+            keys in prop::collection::btree_set(prop::collection::vec(any::<u8>(), 0..12), 0..300),
+        ) {
+            let mut builder = fst::MapBuilder::memory();
+            for (ordinal, key) in keys.iter().enumerate() {
+                builder.insert(key, ordinal as u64).unwrap();
+            }
+            let map = builder.into_map();
+            for (ordinal, key) in keys.iter().enumerate() {
+                prop_assert_eq!(term_of_ordinal(map.as_fst(), ordinal as u64), Some(key.clone()));
+            }
+            prop_assert_eq!(term_of_ordinal(map.as_fst(), keys.len() as u64), None);
+        }
     }
 }
