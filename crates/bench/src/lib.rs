@@ -11,6 +11,7 @@ pub mod index_bench;
 pub mod indexing_experiment;
 pub mod latency;
 pub mod line_chart;
+pub mod long_disjunctions;
 pub use apcache_tier::page_cache;
 pub mod peer_engines;
 pub mod peers;

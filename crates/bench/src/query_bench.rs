@@ -28,6 +28,7 @@ use tantivy::collector::{Count, TopDocs};
 use tantivy::query::Query as TantivyQuery;
 
 use crate::latency::LatencySummary;
+use crate::long_disjunctions::LongDisjunctions;
 use crate::peer_engines::{
     lucene_index, open_tantivy, tantivy_index_options, to_tantivy, write_lucene_corpus,
     LuceneBenchOptions, LuceneOutcome, PeerError,
@@ -35,6 +36,7 @@ use crate::peer_engines::{
 use crate::peers::paced_lucene::PacedLucene;
 use crate::peers::tantivy_indexer::index_with_tantivy;
 use crate::query_sets::QuerySpec;
+use crate::workload::{Vocabulary, WorkloadError, DEFAULT_MIN_DF};
 
 /// The search-benchmark-game modes measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -73,6 +75,8 @@ pub fn class_of(spec: &QuerySpec) -> &'static str {
     let c = spec.class.as_str();
     if crate::query_sets::LONG_OR_CLASSES.contains(&c) || c == crate::query_sets::LONG_UNION_CLASS {
         "or3+"
+    } else if c == GENERATED_OR_CLASS {
+        GENERATED_OR_CLASS
     } else if c.ends_with("SloppyPhrase") {
         "sloppy"
     } else if c.ends_with("Phrase") || c == "phrase" {
@@ -86,6 +90,10 @@ pub fn class_of(spec: &QuerySpec) -> &'static str {
     }
 }
 
+/// The class of the long disjunctions generated from the index's vocabulary
+/// ([`QueryBenchConfig::generated_ors`]).
+pub const GENERATED_OR_CLASS: &str = "or-gen";
+
 /// How to run the benchmark.
 #[derive(Debug, Clone)]
 pub struct QueryBenchConfig {
@@ -98,6 +106,9 @@ pub struct QueryBenchConfig {
     pub lucenes: Vec<LuceneRun>,
     /// How apcache reads its index.
     pub load: LoadMode,
+    /// Long disjunctions to generate from the vocabulary of apcache's index of the documents
+    /// (class [`GENERATED_OR_CLASS`]) and run beside `specs`; `None` generates none.
+    pub generated_ors: Option<LongDisjunctions>,
 }
 
 /// One Lucene build to run beside apcache (see [`QueryBenchConfig::lucenes`]).
@@ -167,6 +178,9 @@ pub enum QueryBenchError {
     /// Files.
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
+    /// The long disjunctions could not be generated.
+    #[error("generating long disjunctions: {0}")]
+    Generator(#[from] WorkloadError),
 }
 
 impl From<PeerError> for QueryBenchError {
@@ -295,9 +309,22 @@ pub fn run(
     build_index_from_documents(documents, &apcache_dir, &options, |_, _| {})?;
     let reader = IndexReader::open_with(&apcache_dir, config.load)?;
     let analyzer = reader.analyzer();
+    let mut generated = Vec::new();
+    if let Some(shape) = &config.generated_ors {
+        progress("apcache: generating long disjunctions from the index's vocabulary");
+        let vocabulary = Vocabulary::from_index(&reader, DEFAULT_MIN_DF)?;
+        generated = shape
+            .generate(&vocabulary)?
+            .into_iter()
+            .map(|text| QuerySpec {
+                class: GENERATED_OR_CLASS.to_string(),
+                text,
+            })
+            .collect();
+    }
     let mut skipped = Vec::new();
     let mut kept = Vec::new();
-    for spec in specs {
+    for spec in specs.iter().chain(&generated) {
         match parse_query(&spec.text, &analyzer, DefaultOperator::Or) {
             Ok(query) => kept.push((spec.clone(), query)),
             Err(e) => skipped.push(format!("{:?}: {e}", spec.text)),
@@ -442,7 +469,7 @@ impl QueryBenchReport {
     /// The report as a table: a column per engine, then apcache's ratio to each peer.
     pub fn to_text(&self) -> String {
         let mut out = format!(
-            "{} documents, {} queries, single-threaded; latency in microseconds (mean / p99); ratio = apcache / peer (goal <= 1)\n\n",
+            "{} documents, {} queries, single-threaded; latency in microseconds (mean / p99 / p99.9); ratio = apcache / peer (goal <= 1)\n\n",
             self.documents, self.queries
         );
         // Peers in a fixed order (tantivy, then the Lucene builds), whatever ran.
@@ -454,41 +481,41 @@ impl QueryBenchReport {
             .collect();
         peers.sort_by_key(|&engine| (engine != "tantivy", engine.to_string()));
         peers.dedup();
-        out += &format!("{:<6} {:<9} {:>4}  {:>17}", "class", "mode", "n", "apcache");
+        out += &format!("{:<6} {:<9} {:>4}  {:>24}", "class", "mode", "n", "apcache");
         for peer in &peers {
-            out += &format!("  {peer:>17}");
+            out += &format!("  {peer:>24}");
         }
         for peer in &peers {
-            out += &format!("  {:>13}", format!("vs {peer}"));
+            out += &format!("  {:>20}", format!("vs {peer}"));
         }
         out += "\n";
         let mut met = true;
         for row in &self.rows {
             let cell = |engine: &str| {
                 row.engines.get(engine).map_or("-".to_string(), |f| {
-                    format!("{:.1} / {:.1}", f.mean_us, f.p99_us)
+                    format!("{:.1} / {:.1} / {:.1}", f.mean_us, f.p99_us, f.p999_us)
                 })
             };
             out += &format!(
-                "{:<6} {:<9} {:>4}  {:>17}",
+                "{:<6} {:<9} {:>4}  {:>24}",
                 row.class,
                 row.mode.name(),
                 row.queries,
                 cell("apcache")
             );
             for peer in &peers {
-                out += &format!("  {:>17}", cell(peer));
+                out += &format!("  {:>24}", cell(peer));
             }
             for peer in &peers {
                 let ratio = match (row.engines.get("apcache"), row.engines.get(*peer)) {
                     (Some(a), Some(p)) => {
                         let (m, p99) = (a.mean_us / p.mean_us, a.p99_us / p.p99_us);
                         met &= m <= 1.0 && p99 <= 1.0;
-                        format!("{m:.2} / {p99:.2}")
+                        format!("{m:.2} / {p99:.2} / {:.2}", a.p999_us / p.p999_us)
                     }
                     _ => "-".into(),
                 };
-                out += &format!("  {ratio:>13}");
+                out += &format!("  {ratio:>20}");
             }
             out += "\n";
         }
@@ -525,6 +552,7 @@ mod tests {
             warmup: 1,
             lucenes: Vec::new(),
             load: LoadMode::Mmap,
+            generated_ors: None,
         };
         let calls = RefCell::new(Vec::new());
         let mut a = |q: usize| -> Result<(), QueryBenchError> {

@@ -1,8 +1,10 @@
 //! apcache's results against Lucene 9.12's on real data: the first 20,000 documents of
 //! `../shared/corpus` part 0, indexed by both (StandardAnalyzer, BM25(1.2, 0.75), no stop
-//! words, positions kept), and over 900 real queries (luceneutil HighTerm/MedTerm/LowTerm,
-//! AndHigh*, OrHigh*, OrHighNot*, the exact and sloppy phrase tasks; search-benchmark-game
-//! unions, intersections and its whole phrase class).
+//! words, positions kept), and over 1,100 queries (luceneutil HighTerm/MedTerm/LowTerm,
+//! AndHigh*, OrHigh*, OrHighNot*, the exact and sloppy phrase tasks, the long disjunctions
+//! Or3Terms, Or2Terms2StopWords and OrMany; search-benchmark-game unions (every one of three
+//! or more words), intersections and its whole phrase class; and 100 disjunctions of 3 to 12
+//! terms generated from the index's vocabulary).
 //!
 //! With Lucene-compatible norms, every query must have the same hit count, and the same top 10
 //! in the same order, with scores equal within 1e-5 relative; documents may trade places only
@@ -15,9 +17,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use apcache_bench::long_disjunctions::LongDisjunctions;
 use apcache_bench::query_sets::{
-    luceneutil_tasks, search_benchmark_game, shared_dir, QuerySpec, TERM_AND_OR_CLASSES,
+    luceneutil_tasks, search_benchmark_game, search_benchmark_game_long_unions, shared_dir,
+    QuerySpec, LONG_OR_CLASSES, TERM_AND_OR_CLASSES,
 };
+use apcache_bench::workload::{Vocabulary, DEFAULT_MIN_DF};
 use apcache_index::indexer::{build_index_from_documents, IndexOptions};
 use apcache_index::ingest::{DocumentReader, Input, ReaderOptions};
 use apcache_index::query::{parse_query, DefaultOperator};
@@ -107,7 +112,27 @@ fn queries(shared: &Path) -> Vec<QuerySpec> {
             .expect("search-benchmark-game queries"),
     );
     queries.extend(search_benchmark_game(&game, &["phrase"], 300).expect("phrase queries"));
+    // Long disjunctions: luceneutil's three-term, stop-word and many-term ORs and every union
+    // of three or more words in the game's log.
+    let nightly = shared.join("queries/luceneutil/wikinightly.tasks");
+    queries.extend(luceneutil_tasks(&nightly, &LONG_OR_CLASSES, 20).expect("luceneutil tasks"));
+    queries.extend(search_benchmark_game_long_unions(&game, 3, usize::MAX).expect("long unions"));
     queries
+}
+
+/// Disjunctions of 3 to 12 terms drawn from the index's own vocabulary, as `apcache-bench
+/// peers` generates them.
+fn generated_disjunctions(reader: &IndexReader) -> Vec<QuerySpec> {
+    let vocabulary = Vocabulary::from_index(reader, DEFAULT_MIN_DF).unwrap();
+    LongDisjunctions::default()
+        .generate(&vocabulary)
+        .unwrap()
+        .into_iter()
+        .map(|text| QuerySpec {
+            class: "or-gen".into(),
+            text,
+        })
+        .collect()
 }
 
 #[derive(Debug)]
@@ -252,8 +277,9 @@ fn top_10_and_counts_agree_with_lucene() {
     let analyzer = reader.analyzer();
     let searcher = Searcher::new(&reader);
 
-    let queries = queries(&shared);
-    assert!(queries.len() >= 900, "only {} queries", queries.len());
+    let mut queries = queries(&shared);
+    queries.extend(generated_disjunctions(&reader));
+    assert!(queries.len() >= 1_100, "only {} queries", queries.len());
     let lucene = lucene_search(&jar, &lucene_index, &queries, work.path());
     assert_eq!(lucene.len(), queries.len());
 
@@ -315,7 +341,7 @@ fn top_10_and_counts_agree_with_lucene() {
         "refused by apcache's parser ({}): {refused:?}",
         refused.len()
     );
-    assert!(compared >= 900, "only {compared} queries compared");
+    assert!(compared >= 1_100, "only {compared} queries compared");
     let phrases = queries.iter().filter(|q| q.text.contains('"')).count();
     eprintln!("{phrases} of them phrases");
     eprintln!(

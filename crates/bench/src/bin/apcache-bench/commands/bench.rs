@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use apcache_bench::codec_bench::{self, CodecBenchConfig};
 use apcache_bench::index_bench::{self, IndexBenchConfig};
+use apcache_bench::long_disjunctions::LongDisjunctions;
 use apcache_bench::posting_lists::PostingLists;
 use apcache_index::analyzer::Analyzer;
 use clap::{Args, Subcommand, ValueEnum};
@@ -154,6 +155,14 @@ pub struct PeersArgs {
     /// search-benchmark-game's unions of three or more words (0 leaves them all out).
     #[arg(long, default_value_t = 100)]
     long_ors: usize,
+    /// Long disjunctions of 3 to 12 terms generated from the vocabulary of the documents'
+    /// index (class `or-gen`; each term of a high, medium or low document frequency with equal
+    /// chances; 0 generates none).
+    #[arg(long, default_value_t = 100)]
+    generated_ors: usize,
+    /// Seed of the generated disjunctions.
+    #[arg(long, default_value_t = LongDisjunctions::default().seed)]
+    generated_seed: u64,
     /// Timed rounds.
     #[arg(long, default_value_t = 10)]
     rounds: usize,
@@ -476,6 +485,11 @@ fn peers(args: PeersArgs) -> anyhow::Result<()> {
         } else {
             apcache_index::search::LoadMode::Mmap
         },
+        generated_ors: (args.generated_ors > 0).then(|| LongDisjunctions {
+            count: args.generated_ors,
+            seed: args.generated_seed,
+            ..LongDisjunctions::default()
+        }),
     };
     let json = args.json;
     let report = query_bench::run(&documents, &specs, scratch.path(), &config, |step| {
