@@ -32,9 +32,36 @@ pub struct ChartSpec<'a> {
     pub log_x: bool,
 }
 
-/// Draws `series` into a PNG at `path`.
+/// Draws `series` into `path`: an SVG file when its name ends in `.svg`, else a PNG.
 pub fn draw_lines(path: &Path, spec: &ChartSpec<'_>, series: &[Series]) -> Result<(), PlotError> {
+    // Text is measured with the registered font, for an SVG too (which names the family).
     register_figure_font(None)?;
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"))
+    {
+        draw_on(
+            SVGBackend::new(path, (900, 600)).into_drawing_area(),
+            path,
+            spec,
+            series,
+        )
+    } else {
+        draw_on(
+            BitMapBackend::new(path, (900, 600)).into_drawing_area(),
+            path,
+            spec,
+            series,
+        )
+    }
+}
+
+fn draw_on<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    path: &Path,
+    spec: &ChartSpec<'_>,
+    series: &[Series],
+) -> Result<(), PlotError> {
     let draw_error = |e: String| PlotError::Draw(path.to_path_buf(), e);
     let fx = |x: f64| if spec.log_x { x.max(1e-12).log2() } else { x };
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| fx(p.0)));
@@ -52,7 +79,6 @@ pub fn draw_lines(path: &Path, spec: &ChartSpec<'_>, series: &[Series]) -> Resul
         .fold(0.0, f64::max)
         .max(1e-9)
         * 1.12;
-    let root = BitMapBackend::new(path, (900, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| draw_error(e.to_string()))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(spec.title, (FAMILY, 19))

@@ -6,7 +6,9 @@
 //! the answer, a miss is evaluated (with a disjunction's single-term sections under partial
 //! matching) and offered to the cache. Every query is timed from its key to its answer
 //! (wall clock, for the latencies), and QPS is queries over the query thread's CPU time, so
-//! that time spent waiting for a core on a shared machine does not count.
+//! that time spent waiting for a core on a shared machine does not count. With `--runs N`
+//! each grid point (and each baseline without a cache) runs N times, a fresh cache each
+//! time, and the run of least CPU time is reported.
 //!
 //! - `grid`: hit rate, QPS, mean and p99 per heap size x policy (none, random, lru, dlirs,
 //!   s3fifo) x matching (isomorphic, partial1) x admission threshold x query type (single,
@@ -14,6 +16,11 @@
 //! - `allocators`: first fit against TLSF per heap size: QPS, allocation p50 and p99, and the
 //!   heap's unusable bytes (free but in blocks smaller than the largest) after the run.
 //! - `shards`: the cache-to-thread ratio: QPS and hit rate for query threads x shards.
+//! - `hit-cost`: what the cache itself costs per query, without evaluation: a hit (the key
+//!   of the query as asked, with its clauses in another order than the entry's, and the
+//!   lookup), p50 and p99, and a miss's own work (the key, the lookup, the evaluated form
+//!   and the insertion of an answer of `k` hits), for AND and OR queries of 1 to 8 terms,
+//!   each operation timed alone.
 //! - `page-cache`: what the heap's bytes would buy in the page cache instead. Each heap size
 //!   `H` runs the mixed workload at the highest RP in child processes of `apcache-bench
 //!   queries` (mode `base`, one cold start, one pass), each in a memory cgroup: the result
@@ -25,13 +32,17 @@
 //! result cache answers repeated queries; `--repetition term` gives the original study's
 //! per-term repetition, under which two-term queries almost never repeat.
 //!
+//! [`plot`] draws the report's figures (SVG) beside it: hit rate and speedup against the heap
+//! per policy and workload, the allocators' p99 and fragmentation evictions, the hit cost
+//! per query shape, the cache-to-thread ratio and the page-cache baseline.
+//!
 //! Heap sizes are fractions of the index's searchable bytes (the original study's 5%, 10%,
 //! 20%), or, with `--heap-of workload`, fractions of the bytes that caching every distinct
 //! answer of the workload would take: on a workload of a few thousand queries, 5% of a whole
 //! index holds every answer, and only the second scale separates the policies.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use apcache_index::query::{BoolQuery, Query};
@@ -42,6 +53,8 @@ use apcache_tier::result_cache::{
 use serde::Serialize;
 
 use crate::latency::LatencySummary;
+use crate::line_chart::{draw_lines, ChartSpec, Series};
+use crate::plot::PlotError;
 use crate::workload::{
     generate, FrequencyClass, QueryType, Repetition, Thresholds, Vocabulary, WorkloadConfig,
 };
@@ -61,7 +74,7 @@ pub enum HeapScale {
 pub struct ResultCacheExperimentConfig {
     /// The index.
     pub index: PathBuf,
-    /// Sections: grid, allocators, shards.
+    /// Sections: grid, allocators, shards, hit-cost, page-cache.
     pub sections: Vec<String>,
     /// Heap sizes, as fractions of `heap_scale`.
     pub heap_fractions: Vec<f64>,
@@ -75,6 +88,8 @@ pub struct ResultCacheExperimentConfig {
     pub repetition: Repetition,
     /// Queries per workload.
     pub queries: usize,
+    /// Runs of each grid point (a fresh cache each), the one of least CPU time kept.
+    pub runs: usize,
     /// Hits per query.
     pub k: usize,
     /// The terms' document-frequency class.
@@ -170,6 +185,19 @@ pub struct ShardPoint {
     pub hit_rate: f64,
 }
 
+/// The cost of the cache's own work for one query shape (no evaluation).
+#[derive(Debug, Clone, Serialize)]
+pub struct HitCostPoint {
+    /// `and` or `or`.
+    pub query_type: String,
+    /// Terms of the query.
+    pub terms: usize,
+    /// A hit: key and lookup, wall-clock.
+    pub hit: LatencySummary,
+    /// A miss's own work: key, lookup, evaluated form, insertion.
+    pub miss: LatencySummary,
+}
+
 /// One run of the page-cache section.
 #[derive(Debug, Clone, Serialize)]
 pub struct PageCachePoint {
@@ -214,6 +242,8 @@ pub struct ResultCacheReport {
     pub shards: Vec<ShardPoint>,
     /// Page-cache baseline points.
     pub page_cache: Vec<PageCachePoint>,
+    /// Hit-cost points.
+    pub hit_cost: Vec<HitCostPoint>,
 }
 
 /// Errors of the experiment.
@@ -364,20 +394,26 @@ fn run_through(
                 std::hint::black_box(searcher.search(query, options)?);
             }
             Some(cache) => {
-                let evaluated = cache.evaluated_form(query);
-                let key = cache.key(generation, &evaluated, options);
+                // The key of the query as asked is that of its evaluated form: a hit needs
+                // nothing else, a miss builds the form to evaluate.
+                let key = cache.key(generation, query, options);
                 hit = std::hint::black_box(cache.get(&key)).is_some();
-                if !hit {
+                let evaluated = if hit {
+                    None
+                } else {
+                    Some(cache.evaluated_form(query))
+                };
+                if let Some(evaluated) = &evaluated {
                     // As the live service does: an approximate answer is the answer, and
                     // nothing is evaluated or stored.
-                    approximated = cache.get_approximate(generation, &evaluated, options);
+                    approximated = cache.get_approximate(generation, evaluated, options);
                     hit = approximated.is_some();
                 }
-                if !hit {
-                    terms.resolve_into(reader, &evaluated)?;
-                    let result = searcher.search_resolved(&evaluated, &terms, options, None)?;
+                if let (false, Some(evaluated)) = (hit, &evaluated) {
+                    terms.resolve_into(reader, evaluated)?;
+                    let result = searcher.search_resolved(evaluated, &terms, options, None)?;
                     let mut sections = Vec::new();
-                    for t in cache.section_terms(&evaluated) {
+                    for t in cache.section_terms(evaluated) {
                         let single = Query::Term(t);
                         let answer = searcher.search_resolved(&single, &terms, options, None)?;
                         sections.push((
@@ -423,6 +459,23 @@ fn run_through(
         ndcg_sum,
         unusable_sum,
     })
+}
+
+/// Runs `run` `runs` times (at least once) and keeps the run of least CPU time: the runs do
+/// the same work (a fresh cache each, the same queries), so the least is the one the rest of
+/// the machine disturbed least.
+fn best_of<T>(
+    runs: usize,
+    mut run: impl FnMut() -> Result<(Timings, T), ResultCacheExperimentError>,
+) -> Result<(Timings, T), ResultCacheExperimentError> {
+    let mut best = run()?;
+    for _ in 1..runs {
+        let next = run()?;
+        if next.0.cpu_ns < best.0.cpu_ns {
+            best = next;
+        }
+    }
+    Ok(best)
 }
 
 /// CPU time the calling thread has used, nanoseconds.
@@ -506,6 +559,7 @@ pub fn run(
         allocators: Vec::new(),
         shards: Vec::new(),
         page_cache: Vec::new(),
+        hit_cost: Vec::new(),
     };
     // QPS from the query thread's CPU time: on a machine shared with other work, wall time
     // counts the time the thread waited for a core, and that varies from run to run more
@@ -531,7 +585,10 @@ pub fn run(
                 progress(&format!("grid: {workload}, rp {rp}: no result cache"));
                 // Once unmeasured, so that every run finds the same pages in memory.
                 run_through(&reader, None, &queries, &options, false)?;
-                let timings = run_through(&reader, None, &queries, &options, false)?;
+                let timings = best_of(config.runs, || {
+                    Ok((run_through(&reader, None, &queries, &options, false)?, ()))
+                })?
+                .0;
                 let (qps, latency) = summarise(&timings);
                 let baseline_qps = qps;
                 report.grid.push(GridPoint {
@@ -562,17 +619,25 @@ pub fn run(
                             [Matching::Isomorphic, Matching::Partial1, Matching::Partial2]
                         {
                             for &min_postings in &config.thresholds {
-                                let cache = ResultCache::new(ResultCacheConfig {
-                                    bytes,
-                                    policy,
-                                    allocator: AllocatorKind::Tlsf,
-                                    matching,
-                                    min_postings,
-                                    shards: 1,
-                                    seed: config.seed,
-                                });
-                                let timings =
-                                    run_through(&reader, Some(&cache), &queries, &options, false)?;
+                                let (timings, cache) = best_of(config.runs, || {
+                                    let cache = ResultCache::new(ResultCacheConfig {
+                                        bytes,
+                                        policy,
+                                        allocator: AllocatorKind::Tlsf,
+                                        matching,
+                                        min_postings,
+                                        shards: 1,
+                                        seed: config.seed,
+                                    });
+                                    let timings = run_through(
+                                        &reader,
+                                        Some(&cache),
+                                        &queries,
+                                        &options,
+                                        false,
+                                    )?;
+                                    Ok((timings, cache))
+                                })?;
                                 let (qps, latency) = summarise(&timings);
                                 let c = cache.counters();
                                 let n = queries.len() as f64;
@@ -706,6 +771,10 @@ pub fn run(
             }
         }
     }
+    if section("hit-cost") {
+        progress("hit-cost");
+        report.hit_cost = hit_cost(&terms, &options, reader.generation());
+    }
     if section("page-cache") {
         // The children start cold: this process must not hold the index mapped, or its
         // pages stay in the page cache and the children never read storage.
@@ -798,6 +867,264 @@ pub fn run(
         }
     }
     Ok(report)
+}
+
+/// Distinct queries of each shape in the hit-cost section, and lookups of each.
+const HIT_COST_QUERIES: usize = 500;
+const HIT_COST_ROUNDS: usize = 10;
+
+/// The hit-cost section: AND and OR queries of 1 to 8 of `terms`, each stored with an
+/// answer of `options.k` hits into a fresh cache that holds them all (timing the miss work),
+/// then looked up with their clauses in the other order (timing the hits).
+fn hit_cost(terms: &[String], options: &SearchOptions, generation: u64) -> Vec<HitCostPoint> {
+    let answer = CachedResult {
+        total_hits: 1000,
+        total_hits_exact: true,
+        hits: (0..options.k as u32)
+            .map(|i| apcache_index::search::Hit {
+                doc: i * 7,
+                score: 10.0 - i as f32,
+            })
+            .collect(),
+    };
+    let config = ResultCacheConfig {
+        bytes: 64 << 20,
+        ..ResultCacheConfig::default()
+    };
+    let mut points = Vec::new();
+    for conjunction in [true, false] {
+        for n in 1..=8usize {
+            // Query i takes n consecutive terms from position i * n (wrapping).
+            let shape = |i: usize, reversed: bool| {
+                let mut clauses: Vec<Query> = (0..n)
+                    .map(|j| term(&terms[(i * n + j) % terms.len()]))
+                    .collect();
+                if reversed {
+                    clauses.reverse();
+                }
+                if n == 1 {
+                    return clauses.pop().expect("one clause");
+                }
+                Query::Bool(if conjunction {
+                    BoolQuery {
+                        must: clauses,
+                        ..BoolQuery::default()
+                    }
+                } else {
+                    BoolQuery {
+                        should: clauses,
+                        ..BoolQuery::default()
+                    }
+                })
+            };
+            let asked: Vec<Query> = (0..HIT_COST_QUERIES).map(|i| shape(i, true)).collect();
+            // Misses: each query once into a fresh cache, timed from its key to its
+            // insertion (evaluation left out).
+            let cache = ResultCache::new(config);
+            let mut miss = Vec::with_capacity(asked.len());
+            for query in &asked {
+                let started = Instant::now();
+                let key = cache.key(generation, query, options);
+                let found = cache.get(&key);
+                let evaluated = cache.evaluated_form(query);
+                std::hint::black_box((&found, &evaluated));
+                cache.insert(&key, &answer, &[], u64::MAX);
+                miss.push(started.elapsed().as_nanos() as u64);
+            }
+            // Hits: the stored queries asked again, clauses in the order stored.
+            let stored: Vec<Query> = (0..HIT_COST_QUERIES).map(|i| shape(i, false)).collect();
+            let mut hit = Vec::with_capacity(stored.len() * HIT_COST_ROUNDS);
+            for _ in 0..HIT_COST_ROUNDS {
+                for query in &stored {
+                    let started = Instant::now();
+                    let key = cache.key(generation, query, options);
+                    let found = cache.get(&key);
+                    hit.push(started.elapsed().as_nanos() as u64);
+                    debug_assert!(found.is_some() || terms.len() < n);
+                    std::hint::black_box(found);
+                }
+            }
+            points.push(HitCostPoint {
+                query_type: if conjunction { "and" } else { "or" }.into(),
+                terms: n,
+                hit: LatencySummary::from_nanos(hit),
+                miss: LatencySummary::from_nanos(miss),
+            });
+        }
+    }
+    points
+}
+
+/// Draws the report's figures as SVG files into `dir` and returns their paths. Hit rate and
+/// speedup are drawn at the highest RP and first admission threshold, isomorphic matching.
+pub fn plot(report: &ResultCacheReport, dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    let mut written = Vec::new();
+    let mut draw = |name: &str, spec: ChartSpec<'_>, series: Vec<Series>| {
+        if series.iter().all(|s| s.points.is_empty()) {
+            return Ok(());
+        }
+        let path = dir.join(name);
+        draw_lines(&path, &spec, &series)?;
+        written.push(path);
+        Ok::<(), PlotError>(())
+    };
+    let rp = report.grid.iter().map(|p| p.rp).fold(f64::MIN, f64::max);
+    let threshold = report
+        .grid
+        .iter()
+        .filter(|p| p.policy != "none")
+        .map(|p| p.min_postings)
+        .min();
+    for workload in ["single", "and", "or", "mixed"] {
+        let points = |policy: &str, y: fn(&GridPoint) -> f64| {
+            let mut points: Vec<(f64, f64)> = report
+                .grid
+                .iter()
+                .filter(|p| {
+                    p.workload == workload
+                        && p.rp == rp
+                        && p.policy == policy
+                        && p.matching == "isomorphic"
+                        && Some(p.min_postings) == threshold
+                })
+                .map(|p| (p.heap_fraction * 100.0, y(p)))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            points
+        };
+        let per_policy = |y: fn(&GridPoint) -> f64| {
+            PolicyKind::ALL
+                .iter()
+                .map(|k| Series {
+                    name: k.name().into(),
+                    points: points(k.name(), y),
+                })
+                .collect::<Vec<Series>>()
+        };
+        let title = format!("{workload}: hit rate (RP {rp}, isomorphic)");
+        draw(
+            &format!("hit-rate-{workload}.svg"),
+            ChartSpec {
+                title: &title,
+                x_label: "heap, % of the scale",
+                y_label: "hit rate",
+                log_x: false,
+            },
+            per_policy(|p| p.hit_rate),
+        )?;
+        let title = format!("{workload}: QPS over no result cache (RP {rp}, isomorphic)");
+        draw(
+            &format!("speedup-{workload}.svg"),
+            ChartSpec {
+                title: &title,
+                x_label: "heap, % of the scale",
+                y_label: "speedup",
+                log_x: false,
+            },
+            per_policy(|p| p.speedup),
+        )?;
+    }
+    let allocator_series = |y: fn(&AllocatorPoint) -> f64| {
+        AllocatorKind::ALL
+            .iter()
+            .map(|k| Series {
+                name: k.name().into(),
+                points: report
+                    .allocators
+                    .iter()
+                    .filter(|p| p.allocator == k.name())
+                    .map(|p| (p.heap_fraction * 100.0, y(p)))
+                    .collect(),
+            })
+            .collect::<Vec<Series>>()
+    };
+    draw(
+        "allocator-p99.svg",
+        ChartSpec {
+            title: "allocation p99 (LRU, partial1, mixed)",
+            x_label: "heap, % of the scale",
+            y_label: "ns",
+            log_x: false,
+        },
+        allocator_series(|p| p.alloc_p99_ns as f64),
+    )?;
+    draw(
+        "allocator-fragmentation.svg",
+        ChartSpec {
+            title: "fragmentation evictions (LRU, partial1, mixed)",
+            x_label: "heap, % of the scale",
+            y_label: "evictions",
+            log_x: false,
+        },
+        allocator_series(|p| p.fragmentation_evictions as f64),
+    )?;
+    let hit_cost = |query_type: &str, y: fn(&HitCostPoint) -> f64| Series {
+        name: query_type.to_uppercase(),
+        points: report
+            .hit_cost
+            .iter()
+            .filter(|p| p.query_type == query_type)
+            .map(|p| (p.terms as f64, y(p)))
+            .collect(),
+    };
+    draw(
+        "hit-cost.svg",
+        ChartSpec {
+            title: "a hit's cost without evaluation, p99",
+            x_label: "terms",
+            y_label: "µs",
+            log_x: false,
+        },
+        vec![
+            hit_cost("and", |p| p.hit.p99_us),
+            hit_cost("or", |p| p.hit.p99_us),
+        ],
+    )?;
+    let mut shard_counts: Vec<usize> = report.shards.iter().map(|p| p.shards).collect();
+    shard_counts.dedup();
+    draw(
+        "shards.svg",
+        ChartSpec {
+            title: "QPS by query threads and shards (LRU, isomorphic, mixed)",
+            x_label: "query threads",
+            y_label: "QPS",
+            log_x: false,
+        },
+        shard_counts
+            .iter()
+            .map(|&n| Series {
+                name: format!("{n} shards"),
+                points: report
+                    .shards
+                    .iter()
+                    .filter(|p| p.shards == n)
+                    .map(|p| (p.threads as f64, p.qps))
+                    .collect(),
+            })
+            .collect(),
+    )?;
+    draw(
+        "page-cache.svg",
+        ChartSpec {
+            title: "the heap's bytes as result cache or page cache: QPS",
+            x_label: "heap, % of the index",
+            y_label: "QPS",
+            log_x: false,
+        },
+        ["result-cache", "page-cache"]
+            .iter()
+            .map(|to| Series {
+                name: (*to).into(),
+                points: report
+                    .page_cache
+                    .iter()
+                    .filter(|p| p.bytes_to == *to)
+                    .map(|p| (p.heap_fraction * 100.0, p.qps))
+                    .collect(),
+            })
+            .collect(),
+    )?;
+    Ok(written)
 }
 
 /// Runs `binary` with `args` and reads the JSON report it prints.
@@ -937,6 +1264,30 @@ impl ResultCacheReport {
                     p.latency.p99_us,
                     p.result_cache_hits,
                     p.storage_read_bytes.map_or("-".into(), |b| b.to_string())
+                );
+            }
+        }
+        if !self.hit_cost.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n## The cache's own cost per query (no evaluation; {HIT_COST_QUERIES} queries of each shape, hits {HIT_COST_ROUNDS} times each)\n"
+            );
+            let _ = writeln!(
+                out,
+                "| query | terms | hit p50 µs | hit p99 µs | hit p99.9 µs | miss work p50 µs | miss work p99 µs |"
+            );
+            let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+            for p in &self.hit_cost {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                    p.query_type.to_uppercase(),
+                    p.terms,
+                    p.hit.p50_us,
+                    p.hit.p99_us,
+                    p.hit.p999_us,
+                    p.miss.p50_us,
+                    p.miss.p99_us
                 );
             }
         }

@@ -61,7 +61,26 @@ impl Query {
     /// The packed key of the query's canonical form: equal for two queries exactly when they
     /// are isomorphic.
     pub fn canonical_key(&self) -> Vec<u8> {
-        self.canonical().packed_key()
+        let mut key = Vec::new();
+        self.write_canonical_key(&mut key);
+        key
+    }
+
+    /// Appends the packed key of the query's canonical form to `out`, without building the
+    /// form: each clause list is packed in place, its clauses' byte ranges sorted, and the
+    /// list rewritten in that order. Per-thread scratch buffers hold the ranges and the copy,
+    /// so once they have grown a key costs no allocation beyond `out`'s own growth (a cache
+    /// looks a query up by this key before anything else, hit or miss).
+    pub fn write_canonical_key(&self, out: &mut Vec<u8>) {
+        if let Query::Bool(_) = self {
+            KEY_SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+                Ok(mut scratch) => canonical_into(self, out, &mut scratch),
+                Err(_) => canonical_into(self, out, &mut KeyScratch::default()),
+            });
+        } else {
+            // A term or a phrase is its own canonical form.
+            self.pack(out);
+        }
     }
 
     /// This query packed as it is, in the form of [`Query::canonical_key`]: equal for two
@@ -70,6 +89,11 @@ impl Query {
         let mut key = Vec::new();
         self.pack(&mut key);
         key
+    }
+
+    /// Appends [`Query::packed_key`] to `out`.
+    pub fn write_packed_key(&self, out: &mut Vec<u8>) {
+        self.pack(out);
     }
 
     fn pack(&self, out: &mut Vec<u8>) {
@@ -95,6 +119,63 @@ impl Query {
             }
         }
     }
+}
+
+/// The buffers [`Query::write_canonical_key`] reuses: the byte ranges of the clauses packed so
+/// far (a stack, one frame per group being packed) and the copy a group is rewritten from.
+#[derive(Default)]
+struct KeyScratch {
+    ranges: Vec<(usize, usize)>,
+    copy: Vec<u8>,
+}
+
+thread_local! {
+    static KEY_SCRATCH: std::cell::RefCell<KeyScratch> =
+        std::cell::RefCell::new(KeyScratch::default());
+}
+
+/// Appends the canonical key of `query` to `out` (see [`Query::write_canonical_key`]).
+fn canonical_into(query: &Query, out: &mut Vec<u8>, scratch: &mut KeyScratch) {
+    let Query::Bool(b) = query else {
+        query.pack(out);
+        return;
+    };
+    // Each clause's canonical key, packed where the group's key will be, in the given order.
+    let start = out.len();
+    let frame = scratch.ranges.len();
+    for clause in b.must.iter().chain(&b.should).chain(&b.must_not) {
+        let from = out.len();
+        canonical_into(clause, out, scratch);
+        scratch.ranges.push((from, out.len()));
+    }
+    let KeyScratch { ranges, copy } = scratch;
+    let bytes = |r: &(usize, usize)| &out[r.0..r.1];
+    let (must, rest) = ranges[frame..].split_at_mut(b.must.len());
+    let (should, must_not) = rest.split_at_mut(b.should.len());
+    must.sort_unstable_by(|x, y| bytes(x).cmp(bytes(y)));
+    should.sort_unstable_by(|x, y| bytes(x).cmp(bytes(y)));
+    must_not.sort_unstable_by(|x, y| bytes(x).cmp(bytes(y)));
+    // Repeated prohibited clauses are dropped: keep the first of each run of equal keys.
+    let mut kept = 0;
+    for i in 0..must_not.len() {
+        if kept == 0 || bytes(&must_not[kept - 1]) != bytes(&must_not[i]) {
+            must_not[kept] = must_not[i];
+            kept += 1;
+        }
+    }
+    let listed = b.must.len() + b.should.len() + kept;
+    // Rewrite the group: its header, then the clauses in sorted order.
+    copy.clear();
+    copy.extend_from_slice(&out[start..]);
+    out.truncate(start);
+    out.push(GROUP);
+    for count in [b.must.len(), b.should.len(), kept] {
+        write_vbyte(count as u64, out);
+    }
+    for &(from, to) in &ranges[frame..frame + listed] {
+        out.extend_from_slice(&copy[from - start..to - start]);
+    }
+    ranges.truncate(frame);
 }
 
 fn pack_term(term: &str, out: &mut Vec<u8>) {
@@ -214,6 +295,11 @@ mod tests {
             let mut s = seed;
             let x_shuffled = shuffled(&x, &mut s);
             prop_assert_eq!(x.canonical_key(), x_shuffled.canonical_key());
+            // The key packed in place is the packing of the canonical form.
+            prop_assert_eq!(x.canonical_key(), x.canonical().packed_key());
+            let mut appended = b"prefix".to_vec();
+            x_shuffled.write_canonical_key(&mut appended);
+            prop_assert_eq!(&appended[6..], &x.canonical().packed_key()[..]);
             // Equal keys mean equal canonical forms (the packing is unambiguous).
             prop_assert_eq!(x.canonical_key() == y.canonical_key(), x.canonical() == y.canonical());
         }

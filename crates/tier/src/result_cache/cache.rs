@@ -214,7 +214,7 @@ pub struct ResultCache {
 impl ResultCache {
     /// An empty cache of `config.bytes` bytes in `config.shards` shards.
     pub fn new(config: ResultCacheConfig) -> ResultCache {
-        ResultCache::with_memory(config, |_, len| HeapMemory::Dram(vec![0u8; len]))
+        ResultCache::with_memory(config, |_, len| HeapMemory::dram(len))
     }
 
     /// A cache as [`ResultCache::new`] makes it, its heap in `region` (each shard a disjoint
@@ -286,7 +286,10 @@ impl ResultCache {
         }
     }
 
-    /// The key of `query` (as given or evaluated) with `options`, against `generation`.
+    /// The key of `query` with `options`, against `generation`. A query as given and its
+    /// [evaluated form](Self::evaluated_form) have the same key (the canonical key of a
+    /// canonical form is its own), so a lookup needs only the query as asked, and the
+    /// evaluated form is built on a miss.
     pub fn key(&self, generation: u64, query: &Query, options: &SearchOptions) -> ResultKey {
         ResultKey::new(
             generation,
@@ -404,47 +407,40 @@ impl ResultCache {
     }
 
     fn lookup(&self, key: &ResultKey, record: bool) -> Option<CachedResult> {
-        let found = {
-            let mut shard = self.shard(key.hash()).lock().expect("result cache lock");
-            let shard = &mut *shard;
-            match shard.entries.get(&key.hash()) {
-                Some(stored) => {
-                    let bytes = shard.heap.bytes(stored.offset, stored.len);
-                    let found = find_in_entry(bytes, key.bytes()).filter(|(_, section)| !section);
-                    if found.is_some() && record {
-                        shard.policy.on_hit(key.hash());
+        let hash = key.hash();
+        // The key's own entry, else (partial matching) the owner of its section, under one
+        // acquisition of the key's shard.
+        let owner = {
+            let mut guard = self.shard(hash).lock().expect("result cache lock");
+            let shard = &mut *guard;
+            if let Some(stored) = shard.entries.get(&hash) {
+                let bytes = shard.heap.bytes(stored.offset, stored.len);
+                if let Some((result, false)) = find_in_entry(bytes, key.bytes()) {
+                    if record {
+                        shard.policy.on_hit(hash);
+                        drop(guard);
+                        self.hits.fetch_add(1, Ordering::Relaxed);
                     }
-                    found.map(|(r, _)| r)
+                    return Some(result);
                 }
-                None => None,
+            }
+            if self.config.matching.uses_sections() {
+                shard.sections.get(&hash).copied()
+            } else {
+                None
             }
         };
-        if let Some(result) = found {
-            if record {
-                self.hits.fetch_add(1, Ordering::Relaxed);
-            }
-            return Some(result);
-        }
-        if self.config.matching.uses_sections() {
-            let owner = self
-                .shard(key.hash())
-                .lock()
-                .expect("result cache lock")
-                .sections
-                .get(&key.hash())
-                .copied();
-            if let Some(owner) = owner {
-                let mut shard = self.shard(owner).lock().expect("result cache lock");
-                let shard = &mut *shard;
-                if let Some(stored) = shard.entries.get(&owner) {
-                    let bytes = shard.heap.bytes(stored.offset, stored.len);
-                    if let Some((result, true)) = find_in_entry(bytes, key.bytes()) {
-                        if record {
-                            shard.policy.on_hit(owner);
-                            self.section_hits.fetch_add(1, Ordering::Relaxed);
-                        }
-                        return Some(result);
+        if let Some(owner) = owner {
+            let mut shard = self.shard(owner).lock().expect("result cache lock");
+            let shard = &mut *shard;
+            if let Some(stored) = shard.entries.get(&owner) {
+                let bytes = shard.heap.bytes(stored.offset, stored.len);
+                if let Some((result, true)) = find_in_entry(bytes, key.bytes()) {
+                    if record {
+                        shard.policy.on_hit(owner);
+                        self.section_hits.fetch_add(1, Ordering::Relaxed);
                     }
+                    return Some(result);
                 }
             }
         }

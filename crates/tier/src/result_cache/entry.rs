@@ -26,7 +26,7 @@ impl ResultKey {
     /// The key of `query` with `options` against the index generation `generation`; `query`
     /// is packed as [`Query::canonical_key`] when `canonical`, else as given.
     pub fn new(generation: u64, query: &Query, options: &SearchOptions, canonical: bool) -> Self {
-        let mut bytes = Vec::with_capacity(32);
+        let mut bytes = Vec::with_capacity(KEY_CAPACITY);
         bytes.extend_from_slice(&generation.to_le_bytes());
         bytes.extend_from_slice(&(options.k.min(u32::MAX as usize) as u32).to_le_bytes());
         bytes.push(u8::from(options.count) | u8::from(options.pruning) << 1);
@@ -39,9 +39,9 @@ impl ResultKey {
             Norms::Exact => 1,
         });
         if canonical {
-            bytes.extend_from_slice(&query.canonical_key());
+            query.write_canonical_key(&mut bytes);
         } else {
-            bytes.extend_from_slice(&query.packed_key());
+            query.write_packed_key(&mut bytes);
         }
         let hash = hash(&bytes);
         ResultKey { bytes, hash }
@@ -62,6 +62,10 @@ impl ResultKey {
         4 + self.bytes.len() + result_len(hits) + 2
     }
 }
+
+/// Bytes a key is first given room for: the options and a query of a few short terms, so that
+/// packing most keys allocates once.
+const KEY_CAPACITY: usize = 96;
 
 /// The packed bytes of a result of `hits` hits.
 fn result_len(hits: usize) -> usize {

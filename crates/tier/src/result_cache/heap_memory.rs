@@ -10,6 +10,9 @@ use std::sync::Arc;
 
 use crate::region::TierRegion;
 
+/// The smallest page the memory is mapped in.
+const PAGE: usize = 4096;
+
 /// The bytes under one shard's heap.
 pub enum HeapMemory {
     /// Process memory.
@@ -26,6 +29,20 @@ pub enum HeapMemory {
 }
 
 impl HeapMemory {
+    /// `len` bytes of process memory, zeroed and resident: every page is written once here,
+    /// so that the heap's DRAM is taken when the cache is made rather than as entries
+    /// arrive, and storing an entry never waits for a page fault (a miss would otherwise pay
+    /// one for every page its entries first reach).
+    pub fn dram(len: usize) -> HeapMemory {
+        let mut bytes = vec![0u8; len];
+        for i in (0..len).step_by(PAGE) {
+            // SAFETY: `i` is inside `bytes`. Volatile, so that the write of a zero over
+            // zeroed memory is not optimised away: the write is what maps the page.
+            unsafe { std::ptr::write_volatile(bytes.as_mut_ptr().add(i), 0) };
+        }
+        HeapMemory::Dram(bytes)
+    }
+
     /// `len` bytes at `offset` of `region`.
     ///
     /// # Panics

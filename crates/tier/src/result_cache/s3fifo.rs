@@ -10,9 +10,15 @@
 //! at the head of `M` if `G` remembers it (it came back soon after leaving `S`), else at the
 //! head of `S`; either way with a count of 0. To evict: if `S` holds at least its share of the
 //! capacity (or `M` is empty), take the tail of `S`: with a count of 1 or more it moves to
-//! the head of `M` (keeping its count) and the search goes on; with 0 it leaves the cache and
+//! the head of `M` with a count of 0 and the search goes on; with 0 it leaves the cache and
 //! its key goes to `G`. Otherwise take the tail of `M`: with a count above 0 it is reinserted
 //! at the head with the count decremented and the search goes on; with 0 it leaves.
+//!
+//! The count starts again at 0 in `M`, as in the authors' implementation (libCacheSim's
+//! `S3FIFO.c` inserts the moved object into the main FIFO as a new object): the hit that
+//! earned the move is spent on it, and to stay past one pass of `M` the entry must be hit
+//! again there. Carrying the count over gave an entry hit once in `S` (often right after it
+//! arrived) a second pass of `M` without any hit there.
 //!
 //! Sizes are in bytes: `S`'s share is `capacity / 10` bytes, and `G` remembers keys whose
 //! sizes add up to at most `M`'s share (the paper keeps as many ghost entries as `M` holds),
@@ -223,6 +229,7 @@ impl Policy for S3Fifo {
                 self.small_bytes -= entry.size;
                 if entry.freq >= S3Fifo::MOVE_TO_MAIN {
                     entry.queue = Queue::Main;
+                    entry.freq = 0;
                     self.main_bytes += entry.size;
                     self.main.push_front(slot);
                 } else {
@@ -335,7 +342,7 @@ mod tests {
                 {
                     let (k, s, f) = self.small.pop_back().unwrap();
                     if f >= 1 {
-                        self.main.push_front((k, s, f));
+                        self.main.push_front((k, s, 0));
                     } else {
                         self.ghost.push_front((k, s));
                         while self.ghost.iter().map(|g| g.1).sum::<u64>() > self.ghost_capacity {

@@ -466,16 +466,14 @@ impl LiveService {
         let mut request = request;
         let result_key = match shared.stack.result_cache.as_ref() {
             Some(cache) if request.collection.is_none() => {
-                request.query = cache.evaluated_form(&request.query);
-                let key = cache.key(
-                    shared.reader().generation(),
-                    &request.query,
-                    &request.options,
-                );
+                // The query as asked has its evaluated form's key; the form replaces it on a
+                // miss, to be evaluated (or answered approximately) and stored.
                 let generation = shared.reader().generation();
+                let key = cache.key(generation, &request.query, &request.options);
                 let exact = cache.get(&key);
                 let approximate = exact.is_none();
                 let found = exact.or_else(|| {
+                    request.query = cache.evaluated_form(&request.query);
                     cache.get_approximate(generation, &request.query, &request.options)
                 });
                 if let Some(hit) = found {

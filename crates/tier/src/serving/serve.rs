@@ -340,19 +340,24 @@ impl<'r> Server<'r> {
         while let Some(j) = pipeline.take(queries.len()) {
             let start = Instant::now();
             let options = &self.config.search;
+            // The query as asked has its evaluated form's key; the form is built on a miss.
             let cached = self.result_cache.map(|cache| {
-                let query = cache.evaluated_form(&queries[j]);
-                let key = cache.key(generation, &query, options);
-                let hit = cache
-                    .get(&key)
-                    .or_else(|| cache.get_approximate(generation, &query, options));
-                (cache, query, key, hit)
+                let key = cache.key(generation, &queries[j], options);
+                match cache.get(&key) {
+                    Some(hit) => (cache, None, key, Some(hit)),
+                    None => {
+                        let query = cache.evaluated_form(&queries[j]);
+                        let hit = cache.get_approximate(generation, &query, options);
+                        (cache, Some(query), key, hit)
+                    }
+                }
             });
             let hit = cached.as_ref().and_then(|(_, _, _, hit)| hit.as_ref());
             let hit_ns = hit.map(|_| start.elapsed().as_nanos() as u64);
             let query = cached
                 .as_ref()
-                .map_or(&queries[j], |(_, query, _, _)| query);
+                .and_then(|(_, query, _, _)| query.as_ref())
+                .unwrap_or(&queries[j]);
             let prepared = match self.config.mode {
                 ServingMode::Base | ServingMode::Hybrid => None,
                 _ => match pipeline.wait_prepared(j) {
@@ -390,7 +395,7 @@ impl<'r> Server<'r> {
             });
             let source = source.as_ref().map(|s| s as &dyn PostingsSource);
             let result = match &cached {
-                Some((cache, query, key, _)) => evaluate_and_cache(
+                Some((cache, _, key, _)) => evaluate_and_cache(
                     &searcher, generation, query, terms, options, source, cache, key,
                 )?,
                 None => searcher.search_resolved(query, terms, options, source)?,
@@ -416,11 +421,7 @@ impl<'r> Server<'r> {
     /// should the entry leave before the query runs, the query thread resolves the terms).
     fn answered_from_result_cache(&self, query: &Query) -> bool {
         self.result_cache.is_some_and(|cache| {
-            let key = cache.key(
-                self.reader.generation(),
-                &cache.evaluated_form(query),
-                &self.config.search,
-            );
+            let key = cache.key(self.reader.generation(), query, &self.config.search);
             cache.holds(&key)
         })
     }

@@ -62,11 +62,11 @@ pub struct IndexingArgs {
 pub struct ResultCacheArgs {
     /// The index.
     index: PathBuf,
-    /// Sections: grid, allocators, shards, page-cache.
+    /// Sections: grid, allocators, shards, hit-cost, page-cache.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "grid,allocators,shards,page-cache"
+        default_value = "grid,allocators,shards,hit-cost,page-cache"
     )]
     sections: Vec<String>,
     /// Heap sizes, as fractions of --heap-of.
@@ -90,6 +90,9 @@ pub struct ResultCacheArgs {
     /// Queries per workload.
     #[arg(long, default_value_t = 2000)]
     queries: usize,
+    /// Runs of each grid point (a fresh cache each); the run of least CPU time is reported.
+    #[arg(long, default_value_t = 1)]
+    runs: usize,
     /// Hits per query.
     #[arg(short, default_value_t = 20)]
     k: usize,
@@ -310,6 +313,7 @@ fn result_cache(args: ResultCacheArgs) -> anyhow::Result<()> {
         repetition: Repetition::from_name(&args.repetition)
             .with_context(|| format!("--repetition {:?}: say query or term", args.repetition))?,
         queries: args.queries,
+        runs: args.runs.max(1),
         k: args.k,
         class: match args.class.as_str() {
             "H" => FrequencyClass::H,
@@ -338,6 +342,14 @@ fn result_cache(args: ResultCacheArgs) -> anyhow::Result<()> {
             out.join("report.json"),
             serde_json::to_string_pretty(&report)?,
         )?;
+        match result_cache_experiment::plot(&report, out) {
+            Ok(figures) => {
+                for figure in figures {
+                    eprintln!("wrote {}", figure.display());
+                }
+            }
+            Err(e) => eprintln!("figures not drawn: {e}"),
+        }
     }
     Ok(())
 }
