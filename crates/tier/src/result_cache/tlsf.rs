@@ -40,6 +40,15 @@
 //!   class boundary exists, when more than `OWN_CLASS_PROBES` smaller blocks come before it
 //!   in its class's list (the internal rounding costs at most 1/32 of the request).
 //!
+//! # Order within a class
+//!
+//! Each class's list is FIFO: a freed block (or the remainder of a split) joins the tail,
+//! and a search takes from the head, the block freed longest ago. Johnstone and Wilson ("The
+//! memory fragmentation problem: solved?", ISMM 1998) found first fit over a LIFO free list
+//! to fragment more than over an address-ordered or a FIFO one; FIFO keeps the constant-time
+//! insertion that address order would lose. (With LIFO lists TLSF made more fragmentation
+//! evictions than first fit at one heap size; see docs/results/result-cache.md.)
+//!
 //! # Memory
 //!
 //! The allocator keeps its block descriptors outside the region (it manages offsets only):
@@ -79,8 +88,9 @@ pub struct Tlsf {
     /// Block descriptors; `spare` lists the unused ones.
     blocks: Vec<Block>,
     spare: Vec<u32>,
-    /// Heads of the free lists, by first and second level.
+    /// Heads (oldest) and tails (newest) of the free lists, by first and second level.
     heads: [[u32; SL_COUNT as usize]; FL_COUNT],
+    tails: [[u32; SL_COUNT as usize]; FL_COUNT],
     fl_bitmap: u32,
     sl_bitmap: [u32; FL_COUNT],
     /// Live allocations: offset -> descriptor.
@@ -125,6 +135,7 @@ impl Tlsf {
             blocks: Vec::new(),
             spare: Vec::new(),
             heads: [[NIL; SL_COUNT as usize]; FL_COUNT],
+            tails: [[NIL; SL_COUNT as usize]; FL_COUNT],
             fl_bitmap: 0,
             sl_bitmap: [0; FL_COUNT],
             live: HashMap::new(),
@@ -175,17 +186,21 @@ impl Tlsf {
 
     fn insert_free(&mut self, b: u32) {
         let (fl, sl) = mapping(self.blocks[b as usize].size / ALIGN);
-        let head = self.heads[fl][sl];
+        // At the tail: each class is a FIFO list, so a search takes the block freed longest
+        // ago (see the module docs).
+        let tail = self.tails[fl][sl];
         {
             let block = &mut self.blocks[b as usize];
             block.free = true;
-            block.prev_free = NIL;
-            block.next_free = head;
+            block.prev_free = tail;
+            block.next_free = NIL;
         }
-        if head != NIL {
-            self.blocks[head as usize].prev_free = b;
+        if tail != NIL {
+            self.blocks[tail as usize].next_free = b;
+        } else {
+            self.heads[fl][sl] = b;
         }
-        self.heads[fl][sl] = b;
+        self.tails[fl][sl] = b;
         self.fl_bitmap |= 1 << fl;
         self.sl_bitmap[fl] |= 1 << sl;
         self.free_bytes += u64::from(self.blocks[b as usize].size);
@@ -211,6 +226,8 @@ impl Tlsf {
         }
         if next != NIL {
             self.blocks[next as usize].prev_free = prev;
+        } else {
+            self.tails[fl][sl] = prev;
         }
         self.free_bytes -= u64::from(size);
     }
@@ -320,6 +337,7 @@ impl Tlsf {
                     prev = b;
                     b = block.next_free;
                 }
+                assert_eq!(self.tails[fl][sl], prev);
             }
             assert_eq!(self.fl_bitmap & (1 << fl) != 0, self.sl_bitmap[fl] != 0);
         }
@@ -480,7 +498,7 @@ mod tests {
     #[test]
     fn may_miss_a_block_in_the_requests_own_class() {
         // Free blocks in class [66, 68) granules: 536 bytes (67 granules), and in front of
-        // it in the list, blocks of 528 bytes (66). A request for 536 bytes rounds up to 68
+        // it in the list (freed before it), blocks of 528 bytes (66). A request for 536 bytes rounds up to 68
         // granules and finds no class at or above it; its own class's list is walked for
         // `OWN_CLASS_PROBES` blocks only.
         for smaller in [1, Tlsf::OWN_CLASS_PROBES - 1, Tlsf::OWN_CLASS_PROBES] {
@@ -494,10 +512,10 @@ mod tests {
             }
             let used = 544 + 536 * smaller as u32;
             let rest = t.allocate(8192 - used).unwrap();
-            t.free(a);
             for o in small {
                 t.free(o);
             }
+            t.free(a);
             t.check();
             assert_eq!(t.largest_free(), 536);
             let got = t.allocate(536);
