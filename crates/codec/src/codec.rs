@@ -25,6 +25,16 @@ pub trait BlockCodec: Send + Sync + std::fmt::Debug {
     /// Decodes `out.len()` document ids from the start of `input`. Returns the bytes consumed.
     fn decode_docs(&self, base: u32, input: &[u8], out: &mut [u32]) -> Result<usize, CodecError>;
 
+    /// The bitset of the DID block of `len` values at the start of `input`, when the block is
+    /// stored as one: little-endian 64-bit words, bit `k` set for DID `base + k` (the base
+    /// [`BlockCodec::decode_docs`] is given). A union count ORs such a block into its own
+    /// bitset instead of decoding it. `None` for a block in any other form, and from codecs
+    /// without the form.
+    fn dense_docs<'a>(&self, input: &'a [u8], len: usize) -> Result<Option<&'a [u8]>, CodecError> {
+        let _ = (input, len);
+        Ok(None)
+    }
+
     /// Appends the encoding of `freqs` (never delta-coded) to `out`.
     fn encode_freqs(&self, freqs: &[u32], out: &mut Vec<u8>) -> Result<(), CodecError>;
 

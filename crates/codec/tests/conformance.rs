@@ -33,6 +33,20 @@ fn check_round_trip(base: u32, docs: &[u32], freqs: &[u32]) {
             let used = codec.decode_docs(base, &padded, &mut out).unwrap();
             assert_eq!(used, doc_bytes.len(), "{name} {isa:?}: docs bytes consumed");
             assert_eq!(out, docs, "{name} {isa:?}: docs round trip");
+            // A block stored as a bitset names the same documents.
+            if let Some(bits) = codec.dense_docs(&padded, docs.len()).unwrap() {
+                let from_bits: Vec<u32> = bits
+                    .chunks_exact(8)
+                    .enumerate()
+                    .flat_map(|(w, word)| {
+                        let word = u64::from_le_bytes(word.try_into().unwrap());
+                        (0..64u32)
+                            .filter(move |k| word >> k & 1 == 1)
+                            .map(move |k| base + 64 * w as u32 + k)
+                    })
+                    .collect();
+                assert_eq!(from_bits, docs, "{name} {isa:?}: dense bits");
+            }
             let mut out = vec![0u32; freqs.len()];
             let used = codec.decode_freqs(&freq_bytes, &mut out).unwrap();
             assert_eq!(
@@ -217,6 +231,8 @@ fn sorted_block() -> impl Strategy<Value = (u32, Vec<u32>)> {
         any::<u32>(),
         prop_oneof![
             prop::collection::vec(0u32..4, 0..=BLOCK_LEN),
+            // Strictly increasing and dense: the bitset form.
+            prop::collection::vec(1u32..5, 0..=BLOCK_LEN),
             prop::collection::vec(0u32..300, 0..=BLOCK_LEN),
             prop::collection::vec(prop_oneof![9 => 0u32..64, 1 => any::<u32>()], 0..=BLOCK_LEN),
             prop::collection::vec(0u32..(1 << 20), 0..=BLOCK_LEN),
@@ -320,6 +336,23 @@ proptest! {
                     prop_assert_eq!(&a, &b);
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn dense_blocks_take_the_bitset_form_in_the_smallest_form_codecs() {
+    let every_other: Vec<u32> = (0..BLOCK_LEN as u32).map(|i| 1000 + 2 * i).collect();
+    for name in CODEC_NAMES {
+        let codec = codec_with_isa(name, Isa::detect()).unwrap();
+        let mut bytes = Vec::new();
+        codec.encode_docs(1000, &every_other, &mut bytes).unwrap();
+        let dense = codec.dense_docs(&bytes, BLOCK_LEN).unwrap();
+        let expected = matches!(*name, "pfor-delta" | "pfor-delta-simd");
+        assert_eq!(dense.is_some(), expected, "{name}");
+        if expected {
+            // Header, word count, eight words of 64 documents.
+            assert_eq!(bytes.len(), 2 + 8 * 8, "{name}");
         }
     }
 }

@@ -34,14 +34,16 @@ pub enum IndexError {
         actual: u32,
     },
     /// A file was written by another version of the format.
-    #[error("{file} has format version {found}, and this build of apcache reads version {supported}: rebuild the index from its input (apcache index INPUT -o DIR --force)")]
+    #[error("{file} has format version {found}, and this build of apcache reads versions {oldest} to {newest}: rebuild the index from its input (apcache index INPUT -o DIR --force)")]
     IncompatibleVersion {
         /// The file.
         file: String,
         /// Its version.
         found: u32,
-        /// The version this build reads.
-        supported: u32,
+        /// The oldest version this build reads.
+        oldest: u32,
+        /// The newest version this build reads (the one it writes).
+        newest: u32,
     },
     /// The directory holds no committed index.
     #[error("{0}: no committed index (no MANIFEST)")]

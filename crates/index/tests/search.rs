@@ -411,3 +411,44 @@ fn and_windows_bound_every_block_of_a_clause_they_overlap() {
         check_pruned(&f, &query, k);
     }
 }
+
+/// A frequent term's blocks are stored as bitsets (the codec's dense form, most of "alpha"'s
+/// here), and a union count that ORs them in a word at a time, exclusions clearing them, equals
+/// the reference.
+#[test]
+fn dense_blocks_count_as_the_documents_they_hold() {
+    let f = fixture(11, 3000, true);
+    let segment = &f.reader.segments()[0];
+    let info = segment.term("alpha").unwrap().unwrap();
+    let bytes = segment.postings_bytes(&info).unwrap();
+    let dense = (0..info.blocks())
+        .filter(|&block| {
+            let entry = segment.skip_entry(&info, block).unwrap();
+            let len = (info.doc_freq as usize - block * 256).min(256);
+            let input = &bytes[entry.docs_offset as usize..];
+            segment.codec().dense_docs(input, len).unwrap().is_some()
+        })
+        .count();
+    assert!(
+        dense * 2 > info.blocks(),
+        "{dense} of {} blocks dense",
+        info.blocks()
+    );
+    let words = |list: &[&str]| {
+        list.iter()
+            .map(|w| Query::Term(w.to_string()))
+            .collect::<Vec<_>>()
+    };
+    for (should, must_not) in [
+        (vec!["alpha", "bravo", "charlie"], vec![]),
+        (vec!["alpha", "juliet", "india"], vec!["bravo"]),
+        (vec!["bravo", "charlie", "delta", "echo"], vec!["alpha"]),
+    ] {
+        let query = Query::Bool(BoolQuery {
+            must: Vec::new(),
+            should: words(&should),
+            must_not: words(&must_not),
+        });
+        check_exhaustive(&f, &query, Norms::Lucene, Scoring::Bm25);
+    }
+}

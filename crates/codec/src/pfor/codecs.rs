@@ -1,5 +1,6 @@
 //! The three codecs built on the PFor block format.
 
+use super::dense::{dense_words, dense_words_for, encode_dense, DENSE_HEADER};
 use super::select::select;
 use super::{decode, encode, Layout};
 use crate::codec::check_len;
@@ -19,7 +20,16 @@ impl PforFamily {
         check_len(docs.len())?;
         let mut gaps = [0u32; BLOCK_LEN];
         to_gaps(base, docs, &mut gaps);
-        encode(&gaps[..docs.len()], self.layout, self.exceptions, out);
+        let gaps = &gaps[..docs.len()];
+        // The codecs that pick the smallest form per block also take the dense one; the
+        // plain-packing codec stays plain.
+        if self.exceptions {
+            if let Some(words) = dense_words_for(base, docs, gaps) {
+                encode_dense(base, docs, words, out);
+                return Ok(());
+            }
+        }
+        encode(gaps, self.layout, self.exceptions, out);
         Ok(())
     }
     fn encode_freqs(&self, freqs: &[u32], out: &mut Vec<u8>) -> Result<(), CodecError> {
@@ -61,6 +71,13 @@ macro_rules! pfor_codec {
             }
             fn decode_docs(&self, base: u32, input: &[u8], out: &mut [u32]) -> Result<usize, CodecError> {
                 decode(input, self.0.layout, self.0.isa, Some(base), out)
+            }
+            fn dense_docs<'a>(&self, input: &'a [u8], len: usize) -> Result<Option<&'a [u8]>, CodecError> {
+                check_len(len)?;
+                match input.first() {
+                    Some(&DENSE_HEADER) if len > 0 => dense_words(&input[1..], len).map(Some),
+                    _ => Ok(None),
+                }
             }
             fn encode_freqs(&self, freqs: &[u32], out: &mut Vec<u8>) -> Result<(), CodecError> {
                 self.0.encode_freqs(freqs, out)

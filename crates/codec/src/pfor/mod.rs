@@ -13,6 +13,9 @@
 //! | 2 bitmap | `hb: u8`, `lows`, bitmap of exception positions (`ceil(n/8)` bytes, LSB first), the exceptions' high parts bit-packed horizontally at `hb` bits |
 //! | 3 vbyte | `e: u8` exception count, `lows`, `e` position bytes (increasing), `e` VByte high parts |
 //!
+//! A block of DIDs may also take a fifth form, a bitset of the documents ([`dense`]), under a
+//! header byte no plain block has (`b` = 63).
+//!
 //! In full blocks of the SIMD codecs the bitmap form stores each high part in whole bytes
 //! instead (1, 2 or 4 little-endian bytes, the fewest that hold `hb` bits), so that a vector
 //! load and one byte-to-lane permutation patch eight positions at once.
@@ -26,6 +29,7 @@
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 mod codecs;
+mod dense;
 mod select;
 
 pub use codecs::{BitpackDeltaSimd, PforDelta, PforDeltaSimd};
@@ -341,6 +345,11 @@ pub(crate) fn decode(
         });
     }
     let header = *take(input, 1)?.first().expect("one byte");
+    if let (dense::DENSE_HEADER, Some(base)) = (header, delta) {
+        let bits = dense::dense_words(&input[1..], n)?;
+        dense::decode_dense(bits, base, out, isa);
+        return Ok(2 + bits.len());
+    }
     let (mode, b) = (header >> 6, u32::from(header & 0x3F));
     if b > 32 {
         return Err(CodecError::Corrupt("pfor bit width above 32"));

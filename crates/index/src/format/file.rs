@@ -13,8 +13,11 @@ use std::path::{Path, PathBuf};
 
 use crate::IndexError;
 
-/// The version of the on-disk format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 6;
+/// The version of the on-disk format this build writes.
+pub const FORMAT_VERSION: u32 = 7;
+/// The oldest version this build reads: version 7 only added a form of DID block (a bitset)
+/// to version 6, so a version 6 file reads as it is.
+pub const OLDEST_READABLE_VERSION: u32 = 6;
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 16;
 /// Bytes of the footer.
@@ -215,11 +218,12 @@ impl FramedFile {
             )));
         }
         let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(IndexError::IncompatibleVersion {
                 file: name.to_string(),
                 found: version,
-                supported: FORMAT_VERSION,
+                oldest: OLDEST_READABLE_VERSION,
+                newest: FORMAT_VERSION,
             });
         }
         if bytes[12..HEADER_LEN] != [0; 4] {
@@ -261,5 +265,43 @@ impl FramedFile {
     /// The body of `bytes`, as framed.
     pub fn body<'a>(&self, bytes: &'a [u8]) -> &'a [u8] {
         &bytes[HEADER_LEN..HEADER_LEN + self.body_len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A whole file of `kind` with `body`, its header naming `version`.
+    fn file_of_version(kind: FileKind, body: &[u8], version: u32) -> Vec<u8> {
+        let mut bytes = header(kind).to_vec();
+        bytes[8..12].copy_from_slice(&version.to_le_bytes());
+        bytes.extend_from_slice(body);
+        let len = (body.len() as u64).to_le_bytes();
+        let crc = crc32c::crc32c_append(crc32c::crc32c(&bytes), &len);
+        bytes.extend_from_slice(&len);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        bytes.extend_from_slice(FOOTER_MAGIC);
+        bytes
+    }
+
+    #[test]
+    fn older_readable_versions_open_and_others_name_the_versions_read() {
+        for version in OLDEST_READABLE_VERSION..=FORMAT_VERSION {
+            let bytes = file_of_version(FileKind::Postings, b"body", version);
+            let body = FramedFile::verify(&bytes, FileKind::Postings, "seg.post").unwrap();
+            assert_eq!(body, b"body");
+        }
+        for version in [OLDEST_READABLE_VERSION - 1, FORMAT_VERSION + 1] {
+            let bytes = file_of_version(FileKind::Postings, b"body", version);
+            let error = FramedFile::verify(&bytes, FileKind::Postings, "seg.post").unwrap_err();
+            let message = error.to_string();
+            assert!(
+                matches!(error, IndexError::IncompatibleVersion { found, .. } if found == version),
+                "{message}"
+            );
+            assert!(message.contains("reads versions 6 to 7"), "{message}");
+            assert!(message.contains("--force"), "{message}");
+        }
     }
 }

@@ -3,15 +3,15 @@
 //! A disjunction of two terms (without exclusions) is counted as the sum of their document
 //! frequencies less the size of their intersection, which skips most of a frequent list. A
 //! longer one is counted without visiting its matches in order: every DID of every term is set
-//! in a bitset over the segment's DID range, excluded terms' DIDs are cleared, and the bits are
-//! counted. Decoding is the whole cost (no per-document merge step), which is what a count of a
+//! in a bitset over the segment's DID range (a block the codec stores as a bitset is ORed in a
+//! word at a time), excluded terms' DIDs are cleared, and the bits are counted. Decoding is the whole cost (no per-document merge step), which is what a count of a
 //! union of frequent terms needs; a sparse union (few postings for a wide DID range) is left to
 //! the document-at-a-time evaluator. A conjunction is counted a window at a time
 //! ([`intersect::next_window`]), rarest list first, the skip entries skipping whole blocks.
 
 use super::intersect;
 use super::stats::SearchStats;
-use super::term_cursor::TermCursor;
+use super::term_cursor::{BlockDids, TermCursor};
 use crate::segment::SegmentReader;
 use crate::IndexError;
 
@@ -71,7 +71,13 @@ fn mark(
     bits: &mut [u64],
     apply: impl Fn(&mut u64, u64),
 ) -> Result<SearchStats, IndexError> {
-    term.for_each_block(|docs| {
+    term.for_each_block(|block| {
+        let docs = match block {
+            BlockDids::Docs(docs) => docs,
+            BlockDids::Bits { first: base, words } => {
+                return apply_words(base, words, first, bits, &apply);
+            }
+        };
         let mut open = WordMask::default();
         let mut chunks = docs.chunks_exact(8);
         for chunk in &mut chunks {
@@ -93,6 +99,34 @@ fn mark(
         open.flush(bits, &apply);
     })?;
     Ok(term.stats())
+}
+
+/// Applies `apply` to the bitset words under a block stored as a bitset: `words` (little
+/// endian) hold bit `k` for DID `base + k`, so each lands shifted across at most two words of
+/// `bits` (relative to `first`). Bits outside `bits` (which a verified list has none of) are
+/// ignored.
+fn apply_words(
+    base: u32,
+    words: &[u8],
+    first: u32,
+    bits: &mut [u64],
+    apply: &impl Fn(&mut u64, u64),
+) {
+    let Some(offset) = base.checked_sub(first) else {
+        return;
+    };
+    let (at, shift) = ((offset >> 6) as usize, offset & 63);
+    for (k, word) in words.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        if let Some(target) = bits.get_mut(at + k) {
+            apply(target, word << shift);
+        }
+        if shift != 0 {
+            if let Some(target) = bits.get_mut(at + k + 1) {
+                apply(target, word >> (64 - shift));
+            }
+        }
+    }
 }
 
 /// The bits gathered for one word of a bitset, written when the next bits fall in another.

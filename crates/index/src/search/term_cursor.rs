@@ -30,6 +30,20 @@ const PROBE: usize = 8;
 /// 16-27 ns to decode the block, plus the pass that adds the stored offset of one.
 const SELECT_MAX: usize = 6;
 
+/// The DIDs of one block, as [`TermCursor::for_each_block`] hands them over.
+pub enum BlockDids<'b> {
+    /// Decoded, increasing.
+    Docs(&'b [u32]),
+    /// A block stored as a bitset: little-endian 64-bit `words`, bit `k` set for DID
+    /// `first + k`.
+    Bits {
+        /// The block's first DID (its skip entry's).
+        first: u32,
+        /// The bitset, as stored.
+        words: &'b [u8],
+    },
+}
+
 /// One term's postings in one segment.
 pub struct TermCursor<'a> {
     segment: &'a SegmentReader,
@@ -190,13 +204,8 @@ impl<'a> TermCursor<'a> {
             self.docs[self.len..self.len + PROBE].fill(NO_MORE_DOCS);
             return Ok(());
         }
-        let input = match &self.held {
-            Some(held) => held.docs(self.block),
-            None => {
-                let at = self.entry.docs_offset as usize;
-                self.bytes.get(at..).ok_or_else(|| self.corrupt())?
-            }
-        };
+        let input = Self::docs_input(&self.held, self.bytes, self.block, &self.entry)
+            .ok_or_else(|| self.corrupt())?;
         self.segment
             .codec()
             .decode_docs(self.entry.first_doc, input, &mut self.docs[..self.len])
@@ -208,6 +217,21 @@ impl<'a> TermCursor<'a> {
             self.docs[self.len..self.len + PROBE].fill(NO_MORE_DOCS);
         }
         Ok(())
+    }
+
+    /// The encoded DIDs of block `block` (and what follows them), from `held` or `bytes`
+    /// (`None`: an offset past the term's bytes).
+    #[inline]
+    fn docs_input<'s>(
+        held: &'s Option<Box<dyn TermBlocks + 'a>>,
+        bytes: &'a [u8],
+        block: usize,
+        entry: &SkipEntry,
+    ) -> Option<&'s [u8]> {
+        match held {
+            Some(held) => Some(held.docs(block)),
+            None => bytes.get(entry.docs_offset as usize..),
+        }
     }
 
     #[inline(never)]
@@ -563,20 +587,44 @@ impl<'a> TermCursor<'a> {
         Ok(&self.freqs[..self.len])
     }
 
-    /// Decodes the DIDs of every block from the current one on, handing each block to
-    /// `each`, and exhausts the cursor; for counting.
-    pub fn for_each_block(&mut self, mut each: impl FnMut(&[u32])) -> Result<(), IndexError> {
+    /// Hands the DIDs of every block from the current one on to `each` and exhausts the
+    /// cursor; for counting. A block the codec stores as a bitset goes as it is stored
+    /// ([`BlockDids::Bits`]) instead of being decoded: a union count ORs it in a word at a
+    /// time.
+    pub fn for_each_block(
+        &mut self,
+        mut each: impl FnMut(BlockDids<'_>),
+    ) -> Result<(), IndexError> {
         if self.doc == NO_MORE_DOCS {
             return Ok(());
         }
         if !self.docs_decoded {
             self.decode_docs()?;
         }
-        each(&self.docs[self.pos..self.len]);
+        each(BlockDids::Docs(&self.docs[self.pos..self.len]));
         for block in self.block + 1..self.blocks() {
             self.enter_block(block);
+            if self.direct.is_none() {
+                super::cancel::check()?;
+                let input = Self::docs_input(&self.held, self.bytes, self.block, &self.entry)
+                    .ok_or_else(|| self.corrupt())?;
+                let dense = self
+                    .segment
+                    .codec()
+                    .dense_docs(input, self.len)
+                    .map_err(|source| self.codec_error(source))?;
+                if let Some(words) = dense {
+                    each(BlockDids::Bits {
+                        first: self.entry.first_doc,
+                        words,
+                    });
+                    self.blocks_decoded += 1;
+                    self.postings_decoded += self.len as u64;
+                    continue;
+                }
+            }
             self.decode_docs()?;
-            each(&self.docs[..self.len]);
+            each(BlockDids::Docs(&self.docs[..self.len]));
         }
         self.exhaust();
         Ok(())
