@@ -13,7 +13,7 @@
 //! | `vbyte` | VByte of the DIDs themselves | VByte |
 //! | `vbyte-delta` | VByte of d-gaps | VByte |
 //! | `streamvbyte-delta` | StreamVByte of d-gaps | StreamVByte |
-//! | `pfor-delta` | patched frame of reference of d-gaps (horizontal bit-packing, decoded with AVX-512 VBMI where present) | same, no delta |
+//! | `pfor-delta` | patched frame of reference of d-gaps (horizontal bit-packing, decoded with AVX-512 VBMI where present), or a bitset for a dense block | same, no delta |
 //! | `pfor-delta-simd` | the same with 8-lane vertical bit-packing, decoded with AVX2 | same, no delta |
 //! | `bitpack-delta-simd` | plain 8-lane vertical bit-packing of d-gaps, no exceptions | same, no delta |
 //!
