@@ -8,8 +8,10 @@
 //!
 //! Memory stays small whatever the index size: terms stream from the inputs' dictionaries in
 //! order (an FST union), one term's lists are held at a time plus a few 1 MiB batches of
-//! encoded terms, and store blocks are copied one at a time. Two threads share the work: one
-//! reads, merges and encodes the postings, the other builds the dictionary and writes.
+//! encoded terms, and store blocks are copied one at a time. The work is shared: two threads
+//! read, merge and encode the postings of parts of the term space in turns (cut at terms of
+//! the largest input), a third appends their output in term order, building the dictionary
+//! and writing the files, and the calling thread copies the stored documents.
 //!
 //! Crash safety is the indexer's: the merged segment is written under temporary names, renamed,
 //! fsynced, and only then committed by a new manifest that names it instead of its inputs. A
@@ -96,8 +98,9 @@ pub fn merge_segments(
         }
     }
 
-    // Two stages on two threads: this one merges and encodes the postings, a second builds the
-    // dictionary and writes the files; batches of encoded terms pass between them.
+    // Three stages: encoding threads merge and encode the postings of their parts of the term
+    // space, a writing thread appends their batches in term order (building the dictionary and
+    // writing the files), and a third thread copies the stored documents.
     let codec_impl = codec.build();
     let mut writer = SegmentWriter::create(out_dir, name, codec, docs.clone(), lengths.clone())?;
     // Positions survive a merge only if every input has them.
@@ -107,37 +110,69 @@ pub fn merge_segments(
     }
     let bm25 = Bm25::of_lengths(&lengths);
     let encoder = TermEncoder::new(&*codec_impl, &bm25, &docs, &lengths, name);
+    let parts = term_parts(&readers);
     let store = writer.take_store()?;
     let (mut writer, store) = std::thread::scope(|scope| {
-        let (batches, received) = crossbeam_channel::bounded::<EncodedTerms>(2);
-        let (returned, spare) = crossbeam_channel::bounded::<EncodedTerms>(3);
+        let mut outputs = Vec::with_capacity(ENCODERS);
+        let mut encoders = Vec::with_capacity(ENCODERS);
+        for first in 0..ENCODERS {
+            let (sender, output) = crossbeam_channel::bounded::<Encoded>(2);
+            let (returned, spare) = crossbeam_channel::bounded::<EncodedTerms>(3);
+            outputs.push((output, returned));
+            let (readers, parts) = (&readers, &parts);
+            encoders.push(scope.spawn(move || -> Result<(), IndexError> {
+                for part in parts.iter().skip(first).step_by(ENCODERS) {
+                    merge_postings(readers, part, positions, encoder, &sender, &spare)?;
+                    sender
+                        .send(Encoded::PartEnd)
+                        .map_err(|_| writer_stopped())?;
+                }
+                Ok(())
+            }));
+        }
+        let part_count = parts.len();
         let writing = scope.spawn(move || -> Result<SegmentWriter, IndexError> {
             let mut writer = writer;
-            for batch in received {
-                writer.add_encoded(&batch)?;
-                let _ = returned.try_send(batch);
+            for part in 0..part_count {
+                let (output, returned) = &outputs[part % ENCODERS];
+                loop {
+                    match output.recv().map_err(|_| encoder_stopped())? {
+                        Encoded::Batch(batch) => {
+                            writer.add_encoded(&batch)?;
+                            let _ = returned.try_send(batch);
+                        }
+                        Encoded::PartEnd => break,
+                    }
+                }
             }
             Ok(writer)
         });
-        // A third thread copies the stored documents (mostly I/O).
-        let copying = scope.spawn(|| copy_stores(inputs, &readers, &runs, store));
-        let merged = merge_postings(&readers, positions, encoder, &batches, &spare);
-        drop(batches);
+        let copied = copy_stores(inputs, &readers, &runs, store);
+        let encoded: Vec<Result<(), IndexError>> = encoders
+            .into_iter()
+            .map(|encoder| {
+                encoder.join().unwrap_or_else(|_| {
+                    Err(IndexError::InvalidArgument(
+                        "a merge's encoding thread panicked".into(),
+                    ))
+                })
+            })
+            .collect();
         let written = writing.join().unwrap_or_else(|_| {
             Err(IndexError::InvalidArgument(
                 "the merge's writing thread panicked".into(),
             ))
         });
-        // A failed writer closes its channel, which stops the merging side with an error
-        // of its own: report the writer's.
-        let copied = copying.join().unwrap_or_else(|_| {
-            Err(IndexError::InvalidArgument(
-                "the merge's store thread panicked".into(),
-            ))
-        });
-        match (written, merged, copied) {
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => Err(e),
-            (Ok(writer), Ok(()), Ok(store)) => Ok((writer, store)),
+        // A thread that fails closes its channels, which stops the others with errors of
+        // their own (`writer_stopped`, `encoder_stopped`): report the first failure's.
+        let first_failure = encoded
+            .into_iter()
+            .filter_map(Result::err)
+            .find(|e| !is_stopped(e));
+        match (first_failure, written, copied) {
+            (_, Err(e), _) if !is_stopped(&e) => Err(e),
+            (Some(e), _, _) | (None, Err(e), _) | (None, _, Err(e)) => Err(e),
+            (None, Ok(writer), Ok(store)) => Ok((writer, store)),
         }
     })?;
     writer.put_store(store);
@@ -176,6 +211,65 @@ fn copy_stores(
 /// Bytes of encoded terms handed to the writing thread at a time.
 const BATCH_BYTES: usize = 1 << 20;
 
+/// Threads encoding the merged postings.
+const ENCODERS: usize = 2;
+
+/// Parts of the term space the encoding threads take in turns. More parts than threads keep
+/// a part holding the longest lists from leaving the other thread idle for long (the writer
+/// takes the parts in order, so a thread ahead waits once its output channel is full).
+const TERM_PARTS: u64 = 64;
+
+/// What an encoding thread hands the writing thread.
+enum Encoded {
+    /// The next terms of the current part.
+    Batch(EncodedTerms),
+    /// The current part is complete.
+    PartEnd,
+}
+
+/// A range of terms `[from, to)`; `None` is unbounded.
+struct TermPart {
+    from: Option<Vec<u8>>,
+    to: Option<Vec<u8>>,
+}
+
+/// Cuts the term space into about [`TERM_PARTS`] ranges of as many terms of the input with the
+/// most terms (one dictionary walk per cut).
+fn term_parts(readers: &[SegmentReader]) -> Vec<TermPart> {
+    let largest = readers.iter().max_by_key(|r| r.meta().terms);
+    let terms = largest.map_or(0, |r| r.meta().terms);
+    let mut cuts: Vec<Vec<u8>> = (1..TERM_PARTS)
+        .filter_map(|i| largest?.term_at(i * terms / TERM_PARTS))
+        .collect();
+    cuts.dedup();
+    let mut parts = Vec::with_capacity(cuts.len() + 1);
+    let mut from = None;
+    for cut in cuts {
+        parts.push(TermPart {
+            from: from.take(),
+            to: Some(cut.clone()),
+        });
+        from = Some(cut);
+    }
+    parts.push(TermPart { from, to: None });
+    parts
+}
+
+fn writer_stopped() -> IndexError {
+    IndexError::InvalidArgument("the merge's writing thread stopped".into())
+}
+
+fn encoder_stopped() -> IndexError {
+    IndexError::InvalidArgument("a merge's encoding thread stopped".into())
+}
+
+/// Whether `error` only says that another thread of the merge stopped first.
+fn is_stopped(error: &IndexError) -> bool {
+    let (a, b) = (writer_stopped().to_string(), encoder_stopped().to_string());
+    let text = error.to_string();
+    text == a || text == b
+}
+
 /// One input's list of the term being merged: DIDs, frequencies and (when kept) positions.
 #[derive(Default, Clone)]
 struct InputList {
@@ -184,32 +278,41 @@ struct InputList {
     positions: Vec<u32>,
 }
 
-/// Encodes every term of `readers` with its lists merged by DID (and its positions, when
-/// `positions`), sending batches to `batches` (and reusing the buffers that come back on
+/// Encodes every term of `part` of `readers` with its lists merged by DID (and its positions,
+/// when `positions`), sending batches to `batches` (and reusing the buffers that come back on
 /// `spare`).
 fn merge_postings(
     readers: &[SegmentReader],
+    part: &TermPart,
     positions: bool,
     mut encoder: TermEncoder<'_>,
-    batches: &crossbeam_channel::Sender<EncodedTerms>,
+    batches: &crossbeam_channel::Sender<Encoded>,
     spare: &crossbeam_channel::Receiver<EncodedTerms>,
 ) -> Result<(), IndexError> {
     let mut union = fst::map::OpBuilder::new();
     for reader in readers {
-        union = union.add(reader.dictionary().into_stream());
+        let mut range = reader.dictionary().range();
+        if let Some(from) = &part.from {
+            range = range.ge(from);
+        }
+        if let Some(to) = &part.to {
+            range = range.lt(to);
+        }
+        union = union.add(range.into_stream());
     }
     let mut union = union.union();
     let mut lists: Vec<InputList> = vec![InputList::default(); readers.len()];
     let mut merged = InputList::default();
     let mut present = Vec::with_capacity(readers.len());
-    let mut batch = EncodedTerms::default();
-    let closed = || IndexError::InvalidArgument("the merge's writing thread stopped".into());
+    let mut entries: Vec<_> = readers.iter().map(|r| r.entries_in_order()).collect();
+    let mut batch = spare.try_recv().unwrap_or_default();
+    batch.clear();
     while let Some((term, ordinals)) = union.next() {
         present.clear();
         for ordinal in ordinals {
             let reader = &readers[ordinal.index];
             // Verified on the way: a merge never copies damage into a new segment.
-            let entry = reader.entry(ordinal.value)?;
+            let entry = entries[ordinal.index].get(ordinal.value)?;
             let list = &mut lists[ordinal.index];
             reader.read_postings(&entry, &mut list.docs, &mut list.freqs)?;
             if positions {
@@ -230,12 +333,14 @@ fn merge_postings(
             let mut next = spare.try_recv().unwrap_or_default();
             next.clear();
             batches
-                .send(std::mem::replace(&mut batch, next))
-                .map_err(|_| closed())?;
+                .send(Encoded::Batch(std::mem::replace(&mut batch, next)))
+                .map_err(|_| writer_stopped())?;
         }
     }
     if !batch.is_empty() {
-        batches.send(batch).map_err(|_| closed())?;
+        batches
+            .send(Encoded::Batch(batch))
+            .map_err(|_| writer_stopped())?;
     }
     Ok(())
 }

@@ -19,19 +19,3 @@ pub use skip_entry::{SkipEntries, SkipEntry};
 pub use term_checksums::TermChecksums;
 pub use term_groups::{TermGroups, TermGroupsWriter};
 pub use term_info::TermInfo;
-
-/// Record `ordinal` of `len` bytes in a body of fixed-width records of file `file`.
-pub(crate) fn record<'a>(
-    body: &'a [u8],
-    ordinal: u64,
-    len: usize,
-    file: &str,
-) -> Result<&'a [u8], crate::IndexError> {
-    usize::try_from(ordinal)
-        .ok()
-        .and_then(|o| o.checked_mul(len))
-        .and_then(|start| body.get(start..start.checked_add(len)?))
-        .ok_or_else(|| {
-            crate::IndexError::corrupt(file, format!("term ordinal {ordinal} past the end"))
-        })
-}

@@ -15,8 +15,6 @@
 //! term before its postings (its record and skip entries) is covered by its group's checksum
 //! in the term-info file ([`super::term_groups`]).
 
-use crate::IndexError;
-
 /// The postings checksum of one term.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TermChecksums {
@@ -41,9 +39,10 @@ impl TermChecksums {
     }
 
     /// Reads record `ordinal` of a checksums body.
-    pub fn read(body: &[u8], ordinal: u64, file: &str) -> Result<TermChecksums, IndexError> {
-        let at = super::record(body, ordinal, Self::LEN, file)?;
-        Ok(TermChecksums {
+    pub fn read(body: &[u8], ordinal: u64) -> Option<TermChecksums> {
+        let start = usize::try_from(ordinal).ok()?.checked_mul(Self::LEN)?;
+        let at = body.get(start..start.checked_add(Self::LEN)?)?;
+        Some(TermChecksums {
             postings: u32::from_le_bytes(at.try_into().expect("4 bytes")),
         })
     }
@@ -61,10 +60,10 @@ mod tests {
             s.write_to(&mut body);
         }
         assert_eq!(body.len(), 2 * TermChecksums::LEN);
-        assert_eq!(TermChecksums::read(&body, 1, "f").unwrap(), sums[1]);
-        assert_eq!(TermChecksums::read(&body, 0, "f").unwrap(), sums[0]);
-        assert!(TermChecksums::read(&body, 2, "f").is_err());
-        assert!(TermChecksums::read(&body, u64::MAX, "f").is_err());
+        assert_eq!(TermChecksums::read(&body, 1).unwrap(), sums[1]);
+        assert_eq!(TermChecksums::read(&body, 0).unwrap(), sums[0]);
+        assert!(TermChecksums::read(&body, 2).is_none());
+        assert!(TermChecksums::read(&body, u64::MAX).is_none());
         assert_ne!(TermChecksums::of(&[0; 8]), TermChecksums::of(&[1; 8]));
     }
 }

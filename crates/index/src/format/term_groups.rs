@@ -243,6 +243,32 @@ impl<'a> TermGroups<'a> {
         walk.next()
     }
 
+    /// The records of every term of group `group` (the last group may hold fewer than
+    /// [`GROUP_TERMS`]) into `out`, cleared first; `None` if one does not decode. Not
+    /// verified: see [`TermGroups::verify`].
+    pub fn read_group(
+        &self,
+        group: u64,
+        skip_entries: usize,
+        out: &mut Vec<TermInfo>,
+    ) -> Option<()> {
+        out.clear();
+        let first = group.checked_mul(GROUP_TERMS)?;
+        let terms = self.terms.checked_sub(first)?.min(GROUP_TERMS);
+        let (records, _) = self.group(group, skip_entries)?;
+        let entry = self.entry(group);
+        let mut walk = GroupWalk {
+            records,
+            pos: 0,
+            postings_offset: entry.postings_offset,
+            first_skip: entry.first_skip,
+        };
+        for _ in 0..terms {
+            out.push(walk.next()?);
+        }
+        Some(())
+    }
+
     /// Every term's record in ordinal order (for `check` and merges, which read them all);
     /// the item is `None` where a record does not decode, and the iteration then ends.
     pub fn iter(&self, skip_entries: usize) -> impl Iterator<Item = Option<TermInfo>> + 'a {

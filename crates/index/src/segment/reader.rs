@@ -278,10 +278,9 @@ impl SegmentReader {
         out: &mut Vec<u32>,
     ) -> Result<(), IndexError> {
         out.clear();
-        let file = self.file_name(FileKind::Positions);
         self.verified_positions(entry)?
             .read_all(freqs, out)
-            .map_err(|e| IndexError::corrupt(file, e.to_string()))?;
+            .map_err(|e| IndexError::corrupt(self.file_name(FileKind::Positions), e.to_string()))?;
         Ok(())
     }
 
@@ -374,7 +373,18 @@ impl SegmentReader {
         self.verified_entry(ordinal, None)
     }
 
-    fn verified_entry(&self, ordinal: u64, term: Option<&str>) -> Result<TermEntry, IndexError> {
+    /// A reader of term entries for ordinals that mostly increase, as a merge asks for them:
+    /// it decodes a term's whole group of records once instead of walking the group to each.
+    pub fn entries_in_order(&self) -> EntriesInOrder<'_> {
+        EntriesInOrder {
+            reader: self,
+            group: None,
+            infos: Vec::with_capacity(GROUP_TERMS as usize),
+        }
+    }
+
+    /// Checks the group of term `ordinal` against its checksum, once per process.
+    fn verify_group_of(&self, ordinal: u64, term: Option<&str>) -> Result<(), IndexError> {
         // A group's checksum is remembered on its first term's bit.
         let group = ordinal / GROUP_TERMS;
         let first = group * GROUP_TERMS;
@@ -384,6 +394,11 @@ impl SegmentReader {
             }
             self.verified.set(first, Verified::Meta);
         }
+        Ok(())
+    }
+
+    fn verified_entry(&self, ordinal: u64, term: Option<&str>) -> Result<TermEntry, IndexError> {
+        self.verify_group_of(ordinal, term)?;
         let info = self
             .term_info(ordinal)
             .map_err(|_| self.damaged(ordinal, term, "its record does not decode"))?;
@@ -397,11 +412,12 @@ impl SegmentReader {
 
     /// The checksums of term `ordinal`.
     pub fn term_checksums(&self, ordinal: u64) -> Result<TermChecksums, IndexError> {
-        TermChecksums::read(
-            self.checksums.as_ref(),
-            ordinal,
-            self.file_name(FileKind::Checksums),
-        )
+        TermChecksums::read(self.checksums.as_ref(), ordinal).ok_or_else(|| {
+            IndexError::corrupt(
+                self.file_name(FileKind::Checksums),
+                format!("no checksum for term ordinal {ordinal}"),
+            )
+        })
     }
 
     /// The error for a term whose bytes fail their checks: names the files that hold them
@@ -432,7 +448,12 @@ impl SegmentReader {
         )
     }
 
-    /// The text of term `ordinal`, for error messages (a scan of the dictionary).
+    /// Term `ordinal` of the dictionary (`None` past the last), found in one walk of it.
+    pub fn term_at(&self, ordinal: u64) -> Option<Vec<u8>> {
+        term_of_ordinal(self.dictionary.as_fst(), ordinal)
+    }
+
+    /// The text of term `ordinal`, for error messages.
     fn term_text(&self, ordinal: u64) -> String {
         match term_of_ordinal(self.dictionary.as_fst(), ordinal) {
             Some(term) => String::from_utf8_lossy(&term).into_owned(),
@@ -558,7 +579,8 @@ impl SegmentReader {
     ) -> Result<(), IndexError> {
         let info = &entry.info;
         let bytes = self.verified_postings(entry)?;
-        let file = self.file_name(FileKind::Postings);
+        // Named only in errors: a merge reads every term, and finding a name costs a search.
+        let file = || self.file_name(FileKind::Postings);
         let n = info.doc_freq as usize;
         docs.clear();
         freqs.clear();
@@ -570,7 +592,7 @@ impl SegmentReader {
             let at = |offset: u32| {
                 bytes
                     .get(offset as usize..)
-                    .ok_or_else(|| IndexError::corrupt(file, "block offset past the term"))
+                    .ok_or_else(|| IndexError::corrupt(file(), "block offset past the term"))
             };
             self.codec
                 .decode_docs(
@@ -579,13 +601,13 @@ impl SegmentReader {
                     &mut docs[range.clone()],
                 )
                 .map_err(|source| IndexError::Codec {
-                    file: file.to_string(),
+                    file: file().to_string(),
                     source,
                 })?;
             self.codec
                 .decode_freqs(at(entry.freqs_offset)?, &mut freqs[range.clone()])
                 .map_err(|source| IndexError::Codec {
-                    file: file.to_string(),
+                    file: file().to_string(),
                     source,
                 })?;
         }
@@ -666,6 +688,37 @@ impl SegmentReader {
         let reads = file.reads();
         self.uncached_store = Some(file);
         Ok(reads)
+    }
+}
+
+/// Term entries of one segment read group by group ([`SegmentReader::entries_in_order`]).
+pub struct EntriesInOrder<'r> {
+    reader: &'r SegmentReader,
+    /// The group whose records `infos` holds.
+    group: Option<u64>,
+    infos: Vec<TermInfo>,
+}
+
+impl EntriesInOrder<'_> {
+    /// The entry of term `ordinal`, its group verified against its checksum (once per
+    /// process), as [`SegmentReader::entry`] gives it.
+    pub fn get(&mut self, ordinal: u64) -> Result<TermEntry, IndexError> {
+        let reader = self.reader;
+        let group = ordinal / GROUP_TERMS;
+        if self.group != Some(group) {
+            self.group = None;
+            reader.verify_group_of(ordinal, None)?;
+            reader
+                .term_groups()
+                .read_group(group, reader.skip_entries(), &mut self.infos)
+                .ok_or_else(|| reader.damaged(ordinal, None, "its record does not decode"))?;
+            self.group = Some(group);
+        }
+        let info = *self
+            .infos
+            .get((ordinal % GROUP_TERMS) as usize)
+            .ok_or_else(|| reader.damaged(ordinal, None, "its record does not decode"))?;
+        Ok(TermEntry { ordinal, info })
     }
 }
 

@@ -80,6 +80,7 @@ impl EncodedTerms {
 }
 
 /// Encodes posting lists for a segment holding `docs` with `lengths` (local order).
+#[derive(Clone, Copy)]
 pub struct TermEncoder<'a> {
     codec: &'a dyn BlockCodec,
     bm25: &'a Bm25,
