@@ -1,6 +1,7 @@
 //! Feeds arbitrary bytes to every codec's decoders, at every instruction-set level: decoding
 //! must return a value or a typed error, never panic or read out of bounds, and the SIMD and
-//! scalar paths must agree; selecting single frequencies must read what decoding them reads.
+//! scalar paths must agree; selecting single frequencies must read what decoding them reads,
+//! and a block offered as a bitset must name the DIDs decoding gives.
 #![no_main]
 
 use apcache_codec::{codec_with_isa, Isa, BLOCK_LEN, CODEC_NAMES};
@@ -24,6 +25,21 @@ fuzz_target!(|data: &[u8]| {
                 assert!(used <= input.len());
                 assert_eq!(Ok(used), expected_docs.clone());
                 assert_eq!(out, expected, "{name} {isa:?}");
+            }
+            // A block offered as a bitset decodes, to the DIDs of its bits.
+            if let Ok(Some(words)) = codec.dense_docs(input, len) {
+                assert!(got.is_ok(), "{name} {isa:?}: dense but undecodable");
+                let from_bits: Vec<u32> = words
+                    .chunks_exact(8)
+                    .enumerate()
+                    .flat_map(|(w, word)| {
+                        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                        (0..64u32)
+                            .filter(move |k| word >> k & 1 == 1)
+                            .map(move |k| base.wrapping_add(64 * w as u32 + k))
+                    })
+                    .collect();
+                assert_eq!(from_bits, out, "{name} {isa:?}: dense bits");
             }
             // Selecting frequencies gives what decoding them gives, wherever decoding succeeds.
             let decoded = codec.decode_freqs(input, &mut out).is_ok();

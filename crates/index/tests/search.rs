@@ -452,3 +452,49 @@ fn dense_blocks_count_as_the_documents_they_hold() {
         check_exhaustive(&f, &query, Norms::Lucene, Scoring::Bm25);
     }
 }
+
+/// Unions of lists sparse enough that most of their DIDs fall in words of their own (set one
+/// bit at a time by the count), beside dense ones (gathered a word at a time, or ORed from
+/// bitset blocks), counted as the reference counts them.
+#[test]
+fn sparse_and_dense_lists_count_alike() {
+    let words = [
+        ("every", 1),
+        ("third", 3),
+        ("fortieth", 40),
+        ("seventieth", 70),
+        ("ninetyseventh", 97),
+    ];
+    let docs: Vec<Document> = (0..6000)
+        .map(|i| Document {
+            id: Some(i.to_string()),
+            title: String::new(),
+            body: words
+                .iter()
+                .filter(|(_, every)| i % every == 0)
+                .map(|(word, _)| *word)
+                .collect::<Vec<_>>()
+                .join(" "),
+        })
+        .collect();
+    let f = fixture_of(docs, true);
+    let term = |w: &str| Query::Term(w.to_string());
+    for (should, must_not) in [
+        (vec!["fortieth", "seventieth", "ninetyseventh"], vec![]),
+        (
+            vec!["third", "fortieth", "seventieth"],
+            vec!["ninetyseventh"],
+        ),
+        (
+            vec!["every", "fortieth", "ninetyseventh"],
+            vec!["seventieth"],
+        ),
+    ] {
+        let query = Query::Bool(BoolQuery {
+            must: Vec::new(),
+            should: should.into_iter().map(term).collect(),
+            must_not: must_not.into_iter().map(term).collect(),
+        });
+        check_exhaustive(&f, &query, Norms::Lucene, Scoring::Bm25);
+    }
+}
