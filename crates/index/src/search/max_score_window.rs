@@ -223,9 +223,10 @@ impl MaxScoreWindow {
         Ok(())
     }
 
-    /// Visits the window's matched documents in DID order (clearing them): completes each
-    /// that may still beat the threshold with the non-essential clauses `order[..split]`,
-    /// and offers those that may enter. Returns how many were offered.
+    /// Visits the window's matched documents in DID order (clearing them and every clause's
+    /// marks): completes each that may still beat the threshold with the non-essential
+    /// clauses `order[..split]`, and offers those that may enter. Returns how many were
+    /// offered.
     fn visit_matches(
         &mut self,
         query: &mut Disjunction<'_, '_>,
@@ -237,8 +238,13 @@ impl MaxScoreWindow {
         let (clauses, exclusions) = (&mut *query.clauses, &mut *query.exclusions);
         let (by_position, lengths, bm25) = (query.by_position, query.lengths, query.bm25);
         let mut offered = 0;
+        // Words of the window that hold matches (every clause's marks are in those).
+        let mut used = 0;
         for w in 0..WORDS {
             let mut bits = std::mem::take(&mut self.matched[w]);
+            if bits != 0 {
+                used = w + 1;
+            }
             while bits != 0 {
                 let at = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -263,15 +269,6 @@ impl MaxScoreWindow {
                         self.held[ci * WORDS + w] |= 1 << (at & 63);
                     }
                 }
-                // The clause scores, summed in query order, and cleared.
-                let mut total = 0f64;
-                for &ci in by_position {
-                    let word = &mut self.held[ci * WORDS + w];
-                    if *word >> (at & 63) & 1 == 1 {
-                        *word &= !(1 << (at & 63));
-                        total += f64::from(self.scores[ci * WINDOW as usize + at]);
-                    }
-                }
                 if dropped {
                     *pruned = true;
                     continue;
@@ -279,12 +276,23 @@ impl MaxScoreWindow {
                 if !exclusions.is_empty() && excluded(exclusions, doc)? {
                     continue;
                 }
+                // The clause scores, summed in query order (the marks are cleared with the
+                // window's: most matches are dropped above, and never read them).
+                let mut total = 0f64;
+                for &ci in by_position {
+                    if self.held[ci * WORDS + w] >> (at & 63) & 1 == 1 {
+                        total += f64::from(self.scores[ci * WINDOW as usize + at]);
+                    }
+                }
                 offered += 1;
                 top.push(Hit {
                     doc,
                     score: total as f32,
                 });
             }
+        }
+        for marks in self.held.chunks_exact_mut(WORDS) {
+            marks[..used].fill(0);
         }
         Ok(offered)
     }
