@@ -135,14 +135,9 @@ pub fn merge_segments(
             let mut writer = writer;
             for part in 0..part_count {
                 let (output, returned) = &outputs[part % ENCODERS];
-                loop {
-                    match output.recv().map_err(|_| encoder_stopped())? {
-                        Encoded::Batch(batch) => {
-                            writer.add_encoded(&batch)?;
-                            let _ = returned.try_send(batch);
-                        }
-                        Encoded::PartEnd => break,
-                    }
+                while let Encoded::Batch(batch) = output.recv().map_err(|_| encoder_stopped())? {
+                    writer.add_encoded(&batch)?;
+                    let _ = returned.try_send(*batch);
                 }
             }
             Ok(writer)
@@ -222,7 +217,7 @@ const TERM_PARTS: u64 = 64;
 /// What an encoding thread hands the writing thread.
 enum Encoded {
     /// The next terms of the current part.
-    Batch(EncodedTerms),
+    Batch(Box<EncodedTerms>),
     /// The current part is complete.
     PartEnd,
 }
@@ -333,13 +328,15 @@ fn merge_postings(
             let mut next = spare.try_recv().unwrap_or_default();
             next.clear();
             batches
-                .send(Encoded::Batch(std::mem::replace(&mut batch, next)))
+                .send(Encoded::Batch(Box::new(std::mem::replace(
+                    &mut batch, next,
+                ))))
                 .map_err(|_| writer_stopped())?;
         }
     }
     if !batch.is_empty() {
         batches
-            .send(Encoded::Batch(batch))
+            .send(Encoded::Batch(Box::new(batch)))
             .map_err(|_| writer_stopped())?;
     }
     Ok(())
