@@ -222,6 +222,19 @@ impl<'a> TermGroups<'a> {
         entry.checksum(records, skips) == entry.crc
     }
 
+    /// A walk over group `group`'s records from its first; `None` if the table contradicts
+    /// itself.
+    fn walk(&self, group: u64, skip_entries: usize) -> Option<GroupWalk<'a>> {
+        let (records, _) = self.group(group, skip_entries)?;
+        let entry = self.entry(group);
+        Some(GroupWalk {
+            records,
+            pos: 0,
+            postings_offset: entry.postings_offset,
+            first_skip: entry.first_skip,
+        })
+    }
+
     /// The record of term `ordinal` (< the term count), decoded by walking its group; `None`
     /// if its bytes do not decode. Not verified: see [`TermGroups::verify`].
     pub fn read(&self, ordinal: u64, skip_entries: usize) -> Option<TermInfo> {
@@ -229,14 +242,7 @@ impl<'a> TermGroups<'a> {
         if ordinal >= self.terms {
             return None;
         }
-        let (records, _) = self.group(group, skip_entries)?;
-        let entry = self.entry(group);
-        let mut walk = GroupWalk {
-            records,
-            pos: 0,
-            postings_offset: entry.postings_offset,
-            first_skip: entry.first_skip,
-        };
+        let mut walk = self.walk(group, skip_entries)?;
         for _ in 0..ordinal % GROUP_TERMS {
             walk.next()?;
         }
@@ -253,16 +259,12 @@ impl<'a> TermGroups<'a> {
         out: &mut Vec<TermInfo>,
     ) -> Option<()> {
         out.clear();
+        if group >= self.groups() {
+            return None;
+        }
         let first = group.checked_mul(GROUP_TERMS)?;
         let terms = self.terms.checked_sub(first)?.min(GROUP_TERMS);
-        let (records, _) = self.group(group, skip_entries)?;
-        let entry = self.entry(group);
-        let mut walk = GroupWalk {
-            records,
-            pos: 0,
-            postings_offset: entry.postings_offset,
-            first_skip: entry.first_skip,
-        };
+        let mut walk = self.walk(group, skip_entries)?;
         for _ in 0..terms {
             out.push(walk.next()?);
         }
@@ -281,14 +283,7 @@ impl<'a> TermGroups<'a> {
             }
             if ordinal % GROUP_TERMS == 0 {
                 let group = ordinal / GROUP_TERMS;
-                walk = groups
-                    .group(group, skip_entries)
-                    .map(|(records, _)| GroupWalk {
-                        records,
-                        pos: 0,
-                        postings_offset: groups.entry(group).postings_offset,
-                        first_skip: groups.entry(group).first_skip,
-                    });
+                walk = groups.walk(group, skip_entries);
             }
             let info = walk.as_mut().and_then(GroupWalk::next);
             failed = info.is_none();
@@ -389,9 +384,15 @@ mod tests {
             prop_assert_eq!(groups.read(infos.len() as u64, skip_entries), None);
             let all: Vec<_> = groups.iter(skip_entries).collect();
             prop_assert_eq!(all, infos.iter().map(|i| Some(*i)).collect::<Vec<_>>());
+            let mut group_infos = Vec::new();
             for group in 0..groups.groups() {
                 prop_assert!(groups.verify(group, &skip_body));
+                prop_assert!(groups.read_group(group, skip_entries, &mut group_infos).is_some());
+                let first = (group * GROUP_TERMS) as usize;
+                let last = infos.len().min(first + GROUP_TERMS as usize);
+                prop_assert_eq!(&group_infos, &infos[first..last]);
             }
+            prop_assert!(groups.read_group(groups.groups(), skip_entries, &mut group_infos).is_none());
         }
 
         #[test]
