@@ -4,8 +4,8 @@
 //! at two to five bits each, yet the same DIDs as a bitset take one bit per document of the
 //! stretch. The bitset is also the form a union count wants: it ORs a block into its own bitset
 //! a word at a time instead of decoding 256 DIDs and setting their bits one by one
-//! ([`dense_words`]), and decoding it back to DIDs compresses sixteen bits at a time with
-//! AVX-512.
+//! ([`dense_words`]), and decoding it back to DIDs compresses a word's bit offsets at a time
+//! with AVX-512 VBMI2.
 //!
 //! Layout, after the header byte [`DENSE_HEADER`]:
 //!
@@ -92,8 +92,9 @@ pub(crate) fn dense_words(input: &[u8], n: usize) -> Result<&[u8], CodecError> {
 /// to `out`, bit `k` as `base + k`.
 pub(crate) fn decode_dense(bytes: &[u8], base: u32, out: &mut [u32], isa: Isa) {
     #[cfg(target_arch = "x86_64")]
-    if isa >= Isa::Avx512 {
-        // SAFETY: AVX-512F was detected; `bytes` holds exactly `out.len()` set bits.
+    if isa >= Isa::Avx512 && std::arch::is_x86_feature_detected!("avx512vbmi2") {
+        // SAFETY: AVX-512 F, BW and VBMI2 were detected; `bytes` holds exactly `out.len()`
+        // set bits.
         unsafe { avx512::decode(bytes, base, out) };
         return;
     }
@@ -114,37 +115,46 @@ pub(crate) fn decode_dense(bytes: &[u8], base: u32, out: &mut [u32], isa: Isa) {
 mod avx512 {
     use std::arch::x86_64::*;
 
-    /// Sixteen bits at a time: the lanes of the set bits' DIDs compressed to the front of a
-    /// register and stored under a mask of their count (a masked store, not a compressing one,
-    /// which is slow on some CPUs).
+    /// A word at a time: one byte compress gathers the offsets (0 to 63) of its set bits at
+    /// the front of a register, and each sixteen of them widen to DIDs and go out under a
+    /// mask of their count (a masked store, not a compressing one, which is slow on some
+    /// CPUs).
     ///
     /// # Safety
-    /// AVX-512F must be available; `bytes` must hold exactly `out.len()` set bits in whole
-    /// 8-byte words.
-    #[target_feature(enable = "avx512f")]
+    /// AVX-512 F, BW and VBMI2 must be available; `bytes` must hold exactly `out.len()` set
+    /// bits in whole 8-byte words.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2")]
     pub(super) unsafe fn decode(bytes: &[u8], base: u32, out: &mut [u32]) {
-        let mut ids = _mm512_add_epi32(
-            _mm512_set1_epi32(base as i32),
-            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-        );
-        let step = _mm512_set1_epi32(16);
+        let mut offsets = [0u8; 64];
+        for (i, offset) in offsets.iter_mut().enumerate() {
+            *offset = i as u8;
+        }
+        // SAFETY: 64 readable bytes.
+        let offsets = unsafe { _mm512_loadu_si512(offsets.as_ptr() as *const _) };
         let mut k = 0usize;
-        for word in bytes.chunks_exact(8) {
-            let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-            for part in 0..4 {
-                let mask = (word >> (16 * part)) as u16;
-                let count = mask.count_ones() as usize;
-                let packed = _mm512_maskz_compress_epi32(mask, ids);
-                let keep = ((1u32 << count) - 1) as u16;
-                // SAFETY: the caller's contract: `out` has room for every set bit, and the
-                // store writes only the `count` lanes of this part's bits, at `k`, below the
-                // total.
+        for (w, word) in bytes.chunks_exact(8).enumerate() {
+            let mask = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            let count = mask.count_ones() as usize;
+            let packed = _mm512_maskz_compress_epi8(mask, offsets);
+            let at = _mm512_set1_epi32(base.wrapping_add(64 * w as u32) as i32);
+            let quarters = [
+                _mm512_castsi512_si128(packed),
+                _mm512_extracti32x4_epi32::<1>(packed),
+                _mm512_extracti32x4_epi32::<2>(packed),
+                _mm512_extracti32x4_epi32::<3>(packed),
+            ];
+            for (q, quarter) in quarters.into_iter().enumerate().take(count.div_ceil(16)) {
+                let ids = _mm512_add_epi32(_mm512_cvtepu8_epi32(quarter), at);
+                let n = (count - 16 * q).min(16);
+                let keep = ((1u32 << n) - 1) as u16;
+                // SAFETY: the caller's contract: `out` has room for every set bit; the store
+                // writes only the `n` lanes of this quarter's offsets, from `k + 16 q`, below
+                // the total.
                 unsafe {
-                    _mm512_mask_storeu_epi32(out.as_mut_ptr().add(k) as *mut _, keep, packed)
+                    _mm512_mask_storeu_epi32(out.as_mut_ptr().add(k + 16 * q) as *mut _, keep, ids)
                 };
-                k += count;
-                ids = _mm512_add_epi32(ids, step);
             }
+            k += count;
         }
     }
 }
