@@ -18,6 +18,9 @@ use crate::peers::tantivy_indexer::{
 };
 use crate::stats::median;
 
+/// The documents per second apcache aims for, as a multiple of tantivy's in the same run.
+pub const GOAL_VS_TANTIVY: f64 = 1.5;
+
 /// How to run the indexing benchmark.
 #[derive(Debug, Clone)]
 pub struct IndexBenchConfig {
@@ -238,9 +241,9 @@ impl IndexBenchReport {
             t.add_seconds, t.commit_seconds, t.merge_seconds, t.total_seconds
         );
         out += &format!(
-            "\napcache / tantivy documents per second: {:.2} (goal: at least 1.00) {}\n",
+            "\napcache / tantivy documents per second: {:.2} (goal: at least {GOAL_VS_TANTIVY:.2}) {}\n",
             self.ratio_vs_tantivy,
-            if self.ratio_vs_tantivy >= 1.0 {
+            if self.ratio_vs_tantivy >= GOAL_VS_TANTIVY {
                 "met"
             } else {
                 "NOT met"
