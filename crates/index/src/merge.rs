@@ -100,7 +100,7 @@ pub fn merge_segments(
 
     // Three stages: encoding threads merge and encode the postings of their parts of the term
     // space, a writing thread appends their batches in term order (building the dictionary and
-    // writing the files), and a third thread copies the stored documents.
+    // writing the files), and this thread copies the stored documents.
     let codec_impl = codec.build();
     let mut writer = SegmentWriter::create(out_dir, name, codec, docs.clone(), lengths.clone())?;
     // Positions survive a merge only if every input has them.
@@ -250,19 +250,20 @@ fn term_parts(readers: &[SegmentReader]) -> Vec<TermPart> {
     parts
 }
 
+const WRITER_STOPPED: &str = "the merge's writing thread stopped";
+const ENCODER_STOPPED: &str = "a merge's encoding thread stopped";
+
 fn writer_stopped() -> IndexError {
-    IndexError::InvalidArgument("the merge's writing thread stopped".into())
+    IndexError::InvalidArgument(WRITER_STOPPED.into())
 }
 
 fn encoder_stopped() -> IndexError {
-    IndexError::InvalidArgument("a merge's encoding thread stopped".into())
+    IndexError::InvalidArgument(ENCODER_STOPPED.into())
 }
 
 /// Whether `error` only says that another thread of the merge stopped first.
 fn is_stopped(error: &IndexError) -> bool {
-    let (a, b) = (writer_stopped().to_string(), encoder_stopped().to_string());
-    let text = error.to_string();
-    text == a || text == b
+    matches!(error, IndexError::InvalidArgument(m) if m == WRITER_STOPPED || m == ENCODER_STOPPED)
 }
 
 /// One input's list of the term being merged: DIDs, frequencies and (when kept) positions.

@@ -605,7 +605,6 @@ impl<'a> TermCursor<'a> {
         for block in self.block + 1..self.blocks() {
             self.enter_block(block);
             if self.direct.is_none() {
-                super::cancel::check()?;
                 let input = Self::docs_input(&self.held, self.bytes, self.block, &self.entry)
                     .ok_or_else(|| self.corrupt())?;
                 let dense = self
@@ -614,6 +613,8 @@ impl<'a> TermCursor<'a> {
                     .dense_docs(input, self.len)
                     .map_err(|source| self.codec_error(source))?;
                 if let Some(words) = dense {
+                    // What `decode_docs` checks for a block it decodes.
+                    super::cancel::check()?;
                     each(BlockDids::Bits {
                         first: self.entry.first_doc,
                         words,

@@ -455,7 +455,7 @@ impl SegmentReader {
 
     /// The text of term `ordinal`, for error messages.
     fn term_text(&self, ordinal: u64) -> String {
-        match term_of_ordinal(self.dictionary.as_fst(), ordinal) {
+        match self.term_at(ordinal) {
             Some(term) => String::from_utf8_lossy(&term).into_owned(),
             None => format!("#{ordinal}"),
         }

@@ -498,9 +498,9 @@ mod tests {
     #[test]
     fn may_miss_a_block_in_the_requests_own_class() {
         // Free blocks in class [66, 68) granules: 536 bytes (67 granules), and in front of
-        // it in the list (freed before it), blocks of 528 bytes (66). A request for 536 bytes rounds up to 68
-        // granules and finds no class at or above it; its own class's list is walked for
-        // `OWN_CLASS_PROBES` blocks only.
+        // it in the list (freed before it), blocks of 528 bytes (66). A request for 536 bytes
+        // rounds up to 68 granules and finds no class at or above it; its own class's list is
+        // walked for `OWN_CLASS_PROBES` blocks only.
         for smaller in [1, Tlsf::OWN_CLASS_PROBES - 1, Tlsf::OWN_CLASS_PROBES] {
             let mut t = Tlsf::new(8192);
             let a = t.allocate(536).unwrap();
