@@ -30,6 +30,8 @@
 mod avx2;
 mod codecs;
 mod dense;
+#[cfg(target_arch = "x86_64")]
+mod expand;
 mod select;
 
 pub use codecs::{BitpackDeltaSimd, PforDelta, PforDeltaSimd};
@@ -239,6 +241,10 @@ fn unpack_lows(
     Ok((horizontal::unpack(input, b, out, isa)?, false))
 }
 
+/// The length of the buffer of exceptions' high parts: a block, and a vector more, so that
+/// sixteen may be read from any place up to the last.
+const HIGHS_LEN: usize = BLOCK_LEN + 16;
+
 /// ORs the high part of each of the `e` exceptions (bit-packed at `hb` bits at the start of
 /// `rest`, in position order) into the positions `bitmap` marks, shifted above the `b` low
 /// bits. The high parts are unpacked together first (the bytes after them in `rest` let the
@@ -253,12 +259,21 @@ fn patch_from_bitmap(
     isa: Isa,
     out: &mut [u32],
 ) -> Result<(), CodecError> {
-    let mut highs = [0u32; BLOCK_LEN];
-    let highs = highs
+    // Zeroed past the exceptions, and a vector longer than a block: the AVX-512 patcher reads
+    // sixteen at a time.
+    let mut all_highs = [0u32; HIGHS_LEN];
+    let highs = all_highs
         .get_mut(..e)
         .ok_or(CodecError::Corrupt("more exceptions than values"))?;
     horizontal::unpack(rest, hb, highs, isa)?;
-    let mut highs = highs.iter();
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx512 && out.len() <= BLOCK_LEN {
+        // SAFETY: `Isa` values at Avx512 are only produced once the CPU's AVX-512 support was
+        // detected; `out` holds at most a block.
+        unsafe { expand::patch_from_bitmap(bitmap, &all_highs, b, out) };
+        return Ok(());
+    }
+    let mut highs = all_highs[..e].iter();
     for (word_index, word) in bitmap.chunks(8).enumerate() {
         let mut bytes = [0u8; 8];
         bytes[..word.len()].copy_from_slice(word);

@@ -22,7 +22,7 @@
 
 use std::sync::OnceLock;
 
-use apcache_codec::{BlockCodec, CodecError, CodecKind, BLOCK_LEN};
+use apcache_codec::{BlockCodec, CodecError, CodecKind, Isa, BLOCK_LEN};
 
 /// Why a positions region cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -177,10 +177,20 @@ impl<'a> TermPositions<'a> {
 
 /// Decodes positions out of one posting block's bytes, a chunk at a time, keeping the last
 /// chunk decoded (consecutive documents of a block usually share one).
+///
+/// A decoded chunk is turned into running sums at once, with SIMD (each value plus one, so
+/// that a gap less one counts as the gap and a document's first value as itself plus one): a
+/// document's positions are then its sums less the sum before it, a subtraction that
+/// vectorises, where summing its gaps one at a time is a chain of dependent adds. A chunk
+/// whose sums would pass `u32::MAX` (documents of billions of tokens, or a damaged chunk) is
+/// kept as stored and summed one value at a time, with every position checked.
 pub struct BlockPositionsReader {
     chunk: Box<[u32; BLOCK_LEN]>,
     /// The decoded chunk's index and number of values, when one is decoded.
     decoded: Option<(usize, usize)>,
+    /// Whether `chunk` holds running sums (else the values as stored).
+    summed: bool,
+    isa: Isa,
 }
 
 impl Default for BlockPositionsReader {
@@ -188,6 +198,8 @@ impl Default for BlockPositionsReader {
         BlockPositionsReader {
             chunk: Box::new([0; BLOCK_LEN]),
             decoded: None,
+            summed: false,
+            isa: Isa::detect(),
         }
     }
 }
@@ -216,9 +228,8 @@ impl BlockPositionsReader {
         }
         let chunks = total.div_ceil(BLOCK_LEN);
         out.reserve(freq);
-        // The first value is the first position; each next one is a gap less one. Summed in
-        // 64 bits, the last position is the greatest, so one check at the end covers all.
-        let mut position = 0u64;
+        // The last position written, once one is (a document may span chunks).
+        let mut last: Option<u64> = None;
         let mut at = first;
         let end = first + freq;
         while at < end {
@@ -228,30 +239,68 @@ impl BlockPositionsReader {
                 let (start, stop) = chunk_range(bytes, chunks, c)?;
                 positions_codec().decode_freqs(&bytes[start..stop], &mut self.chunk[..len])?;
                 self.decoded = Some((c, len));
+                self.summed = sum_chunk(&mut self.chunk[..len], self.isa);
             }
             let from = at % BLOCK_LEN;
             let run = (end - at).min(BLOCK_LEN - from);
             let values = &self.chunk[from..from + run];
-            let values = if at == first {
-                position = u64::from(values[0]);
-                out.push(values[0]);
-                &values[1..]
+            last = Some(if self.summed {
+                // A document's first position is its value: its sum less the sum before it,
+                // less one. Later ones add each gap to the last, or, past a chunk's start,
+                // to the last position of the chunk before.
+                let base = match last {
+                    None => u64::from(from.checked_sub(1).map_or(0, |p| self.chunk[p])) + 1,
+                    Some(last) => 0u64.wrapping_sub(last),
+                };
+                let top = u64::from(values[run - 1]).wrapping_sub(base);
+                if top > u64::from(u32::MAX) {
+                    return Err(PositionsError::Malformed("position gaps out of range"));
+                }
+                let base = base as u32;
+                out.extend(values.iter().map(|&sum| sum.wrapping_sub(base)));
+                top
             } else {
-                values
-            };
-            let start = out.len();
-            out.resize(start + values.len(), 0);
-            for (slot, &gap) in out[start..].iter_mut().zip(values) {
-                position += u64::from(gap) + 1;
-                *slot = position as u32;
-            }
+                add_gaps(values, last, out)?
+            });
             at += run;
-        }
-        if position > u64::from(u32::MAX) {
-            return Err(PositionsError::Malformed("position gaps out of range"));
         }
         Ok(())
     }
+}
+
+/// Turns a decoded chunk into running sums of its values plus one, in place, and says so;
+/// leaves it as it is when the sums would pass `u32::MAX`.
+fn sum_chunk(values: &mut [u32], isa: Isa) -> bool {
+    let total = values.iter().map(|&v| u64::from(v)).sum::<u64>() + values.len() as u64;
+    if total > u64::from(u32::MAX) {
+        return false;
+    }
+    for v in values.iter_mut() {
+        *v += 1;
+    }
+    apcache_codec::kernels::prefix_sum(0, values, isa);
+    true
+}
+
+/// Appends the positions of stored `values` to `out`, one at a time: the first is a document's
+/// first position when `last` is `None`, else a gap less one from `last`. Returns the last
+/// position.
+fn add_gaps(values: &[u32], last: Option<u64>, out: &mut Vec<u32>) -> Result<u64, PositionsError> {
+    let (mut position, gaps) = match last {
+        Some(last) => (last, values),
+        None => (u64::from(values[0]), &values[1..]),
+    };
+    if last.is_none() {
+        out.push(values[0]);
+    }
+    for &gap in gaps {
+        position += u64::from(gap) + 1;
+        if position > u64::from(u32::MAX) {
+            return Err(PositionsError::Malformed("position gaps out of range"));
+        }
+        out.push(position as u32);
+    }
+    Ok(position)
 }
 
 /// The byte range of chunk `c` of a block of `chunks` chunks.
@@ -287,14 +336,22 @@ mod tests {
         out
     }
 
+    /// Documents of up to 40 positions; some near `u32::MAX`, whose chunks' running sums pass
+    /// it (the reader's value-at-a-time path).
     fn postings() -> impl Strategy<Value = (Vec<u32>, Vec<u32>)> {
-        prop::collection::vec(prop::collection::btree_set(0u32..5_000, 1..40), 1..700).prop_map(
-            |docs| {
-                let freqs = docs.iter().map(|p| p.len() as u32).collect();
-                let positions = docs.into_iter().flatten().collect();
-                (freqs, positions)
-            },
+        let doc = (
+            prop::collection::btree_set(0u32..5_000, 1..40),
+            prop::bool::weighted(0.02),
         )
+            .prop_map(|(set, high)| {
+                let base = if high { u32::MAX - 5_000 } else { 0 };
+                set.into_iter().map(|p| p + base).collect::<Vec<u32>>()
+            });
+        prop::collection::vec(doc, 1..700).prop_map(|docs| {
+            let freqs = docs.iter().map(|p| p.len() as u32).collect();
+            let positions = docs.into_iter().flatten().collect();
+            (freqs, positions)
+        })
     }
 
     proptest! {

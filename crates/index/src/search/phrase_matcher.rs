@@ -11,6 +11,10 @@
 //!   one list, which may never stand on the same position of the document: the lesser of two
 //!   colliding ones moves on (Lucene's repeat groups).
 
+use apcache_codec::Isa;
+
+use super::sorted_search::count_below;
+
 /// The number of places in a document where each term `i` sits at `offsets[i]` from a common
 /// start; `positions[i]` are term `i`'s positions in the document, increasing.
 pub fn exact_phrase_freq(positions: &[&[u32]], offsets: &[u32]) -> u32 {
@@ -70,25 +74,61 @@ fn count_exact(positions: &[&[u32]], offsets: &[u32], limit: u32) -> u32 {
     count
 }
 
+/// One list this many times longer than the other is searched, not merged: a stop word's
+/// positions in a long document against a rare word's few.
+const LOPSIDED: usize = 8;
+
 /// Two terms, the second `distance` after the first: the places where `a` holds `p` and `b`
-/// holds `p + distance`, counted up to `limit`. A merge of the two lists, each step moving
-/// the one behind.
+/// holds `p + distance`, counted up to `limit`.
 fn count_pairs(a: &[u32], b: &[u32], distance: u32, limit: u32) -> u32 {
+    let shift = i64::from(distance);
+    if a.len() * LOPSIDED < b.len() {
+        return count_by_search(a, b, shift, limit);
+    }
+    if b.len() * LOPSIDED < a.len() {
+        return count_by_search(b, a, -shift, limit);
+    }
+    // A merge of the two lists, each step moving the one behind (both on a place), written
+    // without a branch on the data: the steps of a merge are taken at random.
     let (mut i, mut j, mut count) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         let want = u64::from(a[i]) + u64::from(distance);
         let have = u64::from(b[j]);
-        if have < want {
-            j += 1;
-        } else {
-            if have == want {
+        i += usize::from(have >= want);
+        j += usize::from(have <= want);
+        if have == want {
+            count += 1;
+            if count >= limit {
+                break;
+            }
+        }
+    }
+    count
+}
+
+/// [`count_pairs`] when `short` is much the shorter list: each value `x` of `short` looks for
+/// `x + shift` in `long`, from where the last search stopped.
+fn count_by_search(short: &[u32], long: &[u32], shift: i64, limit: u32) -> u32 {
+    let isa = Isa::detect();
+    let (mut at, mut count) = (0, 0);
+    for &x in short {
+        let Ok(want) = u32::try_from(i64::from(x) + shift) else {
+            if shift < 0 {
+                continue;
+            }
+            break;
+        };
+        at += count_below(&long[at..], want, isa);
+        match long.get(at) {
+            None => break,
+            Some(&y) if y == want => {
                 count += 1;
                 if count >= limit {
                     break;
                 }
-                j += 1;
+                at += 1;
             }
-            i += 1;
+            Some(_) => {}
         }
     }
     count
@@ -96,6 +136,12 @@ fn count_pairs(a: &[u32], b: &[u32], distance: u32, limit: u32) -> u32 {
 
 /// Whether some `p` of `a` and `q` of `b` have `|(q - b_offset) - (p - a_offset)| <= slop`.
 fn within_slop(a: &[u32], a_offset: i64, b: &[u32], b_offset: i64, slop: i64) -> bool {
+    if a.len() * LOPSIDED < b.len() {
+        return near_by_search(a, b, b_offset - a_offset, slop);
+    }
+    if b.len() * LOPSIDED < a.len() {
+        return near_by_search(b, a, a_offset - b_offset, slop);
+    }
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         let x = i64::from(a[i]) - a_offset;
@@ -103,10 +149,28 @@ fn within_slop(a: &[u32], a_offset: i64, b: &[u32], b_offset: i64, slop: i64) ->
         if (x - y).abs() <= slop {
             return true;
         }
-        if x < y {
-            i += 1;
-        } else {
-            j += 1;
+        i += usize::from(x < y);
+        j += usize::from(x >= y);
+    }
+    false
+}
+
+/// [`within_slop`] when `short` is much the shorter list: whether some `y` of `long` lies
+/// within `slop` of `x + shift` for some `x` of `short`.
+fn near_by_search(short: &[u32], long: &[u32], shift: i64, slop: i64) -> bool {
+    let isa = Isa::detect();
+    let mut at = 0;
+    for &x in short {
+        let centre = i64::from(x) + shift;
+        let low = centre - slop;
+        if low > i64::from(u32::MAX) {
+            return false;
+        }
+        at += count_below(&long[at..], low.max(0) as u32, isa);
+        match long.get(at) {
+            None => return false,
+            Some(&y) if i64::from(y) <= centre + slop => return true,
+            Some(_) => {}
         }
     }
     false
@@ -218,6 +282,10 @@ impl SloppyPhrase {
     /// The sloppy phrase frequency of a document where term `i` occurs at `positions[i]`
     /// (increasing, not empty).
     pub fn freq(&mut self, positions: &[&[u32]]) -> f32 {
+        if let ([a, b], true) = (positions, self.groups.is_empty()) {
+            let (oa, ob) = (self.cursors[0].offset, self.cursors[1].offset);
+            return sweep_two(a, oa, b, ob, self.slop);
+        }
         self.sweep(positions, false)
     }
 
@@ -352,6 +420,55 @@ impl SloppyPhrase {
     }
 }
 
+/// [`SloppyPhrase::freq`] of two distinct terms, the sweep without its queue: with two
+/// cursors, the least is one and the top the other, and the end of the window is the greater
+/// position. The same steps in the same order, so the same sum, bit for bit (a property test
+/// compares the two).
+fn sweep_two(a: &[u32], a_offset: i64, b: &[u32], b_offset: i64, slop: i64) -> f32 {
+    let lists = [a, b];
+    let offsets = [a_offset, b_offset];
+    let (Some(&first_a), Some(&first_b)) = (a.first(), b.first()) else {
+        return 0.0;
+    };
+    let mut position = [i64::from(first_a) - a_offset, i64::from(first_b) - b_offset];
+    let mut next = [1usize, 1];
+    // The queue's order: position, then offset, then place in the phrase.
+    let key = |position: &[i64; 2], c: usize| (position[c], offsets[c], c);
+    let (mut least, mut top) = if key(&position, 0) < key(&position, 1) {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
+    let mut end = position[0].max(position[1]);
+    let weight = |length: i64| 1f32 / (1f32 + length as f32);
+    let mut freq = 0f32;
+    'windows: loop {
+        let mut match_length = end - position[least];
+        let mut bound = position[top];
+        while let Some(&p) = lists[least].get(next[least]) {
+            next[least] += 1;
+            position[least] = i64::from(p) - offsets[least];
+            end = end.max(position[least]);
+            if position[least] > bound {
+                // The moved cursor is now the greater.
+                std::mem::swap(&mut least, &mut top);
+                if match_length <= slop {
+                    freq += weight(match_length);
+                    continue 'windows;
+                }
+                bound = position[top];
+                match_length = end - position[least];
+            } else {
+                match_length = match_length.min(end - position[least]);
+            }
+        }
+        if match_length <= slop {
+            freq += weight(match_length);
+        }
+        return freq;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -478,6 +595,65 @@ mod tests {
             if exact_freq(&doc, &phrase, &offsets) > 0 {
                 prop_assert!(freq >= 1.0 || !distinct);
             }
+        }
+    }
+
+    /// An increasing list of positions, of any length up to 300, near zero or near the top of
+    /// the range.
+    fn positions_list() -> impl Strategy<Value = Vec<u32>> {
+        (
+            prop::collection::btree_set(0u32..600, 0..300),
+            prop::bool::weighted(0.1),
+        )
+            .prop_map(|(set, high)| {
+                let base = if high { u32::MAX - 600 } else { 0 };
+                set.into_iter().map(|p| p + base).collect()
+            })
+    }
+
+    proptest! {
+        // The two-term paths (merged or searched, whichever list is longer) against pairs
+        // checked one by one.
+        #[test]
+        fn two_term_paths_match_every_pair(
+            a in positions_list(),
+            b in positions_list(),
+            distance in 0u32..5,
+            slop in 0i64..4,
+            offsets in (0i64..3, 0i64..3),
+            limit in 1u32..4,
+        ) {
+            let pairs = a
+                .iter()
+                .filter(|&&p| {
+                    u32::try_from(u64::from(p) + u64::from(distance))
+                        .is_ok_and(|q| b.binary_search(&q).is_ok())
+                })
+                .count() as u32;
+            prop_assert_eq!(count_pairs(&a, &b, distance, limit), pairs.min(limit));
+            let (oa, ob) = offsets;
+            let near = a.iter().any(|&p| {
+                b.iter().any(|&q| ((i64::from(q) - ob) - (i64::from(p) - oa)).abs() <= slop)
+            });
+            prop_assert_eq!(within_slop(&a, oa, &b, ob, slop), near);
+        }
+    }
+
+    proptest! {
+        // Two distinct terms take the sweep without a queue: the same frequency, bit for bit.
+        #[test]
+        fn two_term_sweep_is_the_sweep(
+            a in positions_list(),
+            b in positions_list(),
+            offsets in (0u32..3, 0u32..3),
+            slop in 0u32..6,
+        ) {
+            prop_assume!(!a.is_empty() && !b.is_empty());
+            let offsets = [offsets.0, offsets.1];
+            let mut phrase = SloppyPhrase::new(&[0, 1], &offsets, slop);
+            let lists: [&[u32]; 2] = [&a, &b];
+            let swept = phrase.sweep(&lists, false);
+            prop_assert_eq!(phrase.freq(&lists).to_bits(), swept.to_bits());
         }
     }
 
