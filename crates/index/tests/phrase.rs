@@ -195,6 +195,32 @@ fn assert_same_scores(query: &Query, got: &BTreeMap<u32, f32>, want: &BTreeMap<u
     }
 }
 
+/// The top 3 and top 10 with pruning (candidates skipped on their bound, the rest scored as
+/// they are checked) are the first hits of the full ranking.
+fn assert_pruned_top_k(reader: &IndexReader, query: &Query) {
+    let full = SearchOptions {
+        k: usize::MAX >> 1,
+        pruning: false,
+        ..SearchOptions::default()
+    };
+    let ranking = Searcher::new(reader).search(query, &full).unwrap().hits;
+    for k in [3, 10] {
+        let options = SearchOptions {
+            k,
+            pruning: true,
+            ..SearchOptions::default()
+        };
+        let top = Searcher::new(reader).search(query, &options).unwrap().hits;
+        let got: Vec<(u32, u32)> = top.iter().map(|h| (h.doc, h.score.to_bits())).collect();
+        let want: Vec<(u32, u32)> = ranking
+            .iter()
+            .take(k)
+            .map(|h| (h.doc, h.score.to_bits()))
+            .collect();
+        assert_eq!(got, want, "{query}: top {k} with pruning");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
@@ -213,6 +239,7 @@ proptest! {
                 let (total, got) = all_hits(reader, &query);
                 prop_assert_eq!(total as usize, want.len(), "{}: count", query);
                 assert_same_scores(&query, &got, &want);
+                assert_pruned_top_k(reader, &query);
             }
         }
     }

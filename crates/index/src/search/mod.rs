@@ -8,6 +8,7 @@ mod block_max_and;
 mod bm25;
 mod cancel;
 mod collection_stats;
+mod common_values;
 mod count;
 mod index_reader;
 mod intersect;

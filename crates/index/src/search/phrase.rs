@@ -231,16 +231,21 @@ impl<'a> PhraseNode<'a> {
                     continue;
                 }
             }
-            if self.occurs()? {
+            if top.is_disabled() {
+                total += u64::from(self.occurs()?);
+                continue;
+            }
+            // A candidate that occurs is scored, so its frequency is computed at once: one
+            // pass over its positions instead of a check and then the count (a frequency is
+            // above zero exactly where the phrase occurs).
+            self.load_positions()?;
+            self.freq = None;
+            let freq = self.freq();
+            if freq > 0.0 {
                 total += 1;
-                if top.is_disabled() {
-                    continue;
-                }
-                self.freq = None;
-                let score = self.score(bm25)?;
                 top.push(Hit {
                     doc: candidate,
-                    score,
+                    score: self.score_with_freq(bm25, freq),
                 });
             }
         }
@@ -286,9 +291,7 @@ impl<'a> PhraseNode<'a> {
     /// Whether the phrase occurs in the document all cursors are on (its terms' positions
     /// there are read).
     fn occurs(&mut self) -> Result<bool, IndexError> {
-        for term in &mut self.terms {
-            term.load_positions(self.segment)?;
-        }
+        self.load_positions()?;
         let offsets = &self.offsets;
         Ok(match &mut self.sloppy {
             None => with_positions(&self.terms, |p| exact_phrase_occurs(p, offsets)),
@@ -296,8 +299,16 @@ impl<'a> PhraseNode<'a> {
         })
     }
 
-    /// The phrase frequency of the current document, from the positions [`Self::occurs`]
-    /// read.
+    /// Reads every term's positions in the document all cursors are on.
+    fn load_positions(&mut self) -> Result<(), IndexError> {
+        for term in &mut self.terms {
+            term.load_positions(self.segment)?;
+        }
+        Ok(())
+    }
+
+    /// The phrase frequency of the current document, from the positions
+    /// [`Self::load_positions`] read.
     fn freq(&mut self) -> f32 {
         if let Some(freq) = self.freq {
             return freq;

@@ -13,6 +13,7 @@
 
 use apcache_codec::Isa;
 
+use super::common_values::count_common_shifted;
 use super::sorted_search::count_below;
 
 /// The number of places in a document where each term `i` sits at `offsets[i]` from a common
@@ -78,6 +79,10 @@ fn count_exact(positions: &[&[u32]], offsets: &[u32], limit: u32) -> u32 {
 /// positions in a long document against a rare word's few.
 const LOPSIDED: usize = 8;
 
+/// Lists of this many values together are merged sixteen at a time (where the CPU can);
+/// shorter ones take fewer steps one at a time than a block compare costs.
+const BLOCK_MERGE_MIN: usize = 12;
+
 /// Two terms, the second `distance` after the first: the places where `a` holds `p` and `b`
 /// holds `p + distance`, counted up to `limit`.
 fn count_pairs(a: &[u32], b: &[u32], distance: u32, limit: u32) -> u32 {
@@ -87,6 +92,11 @@ fn count_pairs(a: &[u32], b: &[u32], distance: u32, limit: u32) -> u32 {
     }
     if b.len() * LOPSIDED < a.len() {
         return count_by_search(b, a, -shift, limit);
+    }
+    if a.len() + b.len() >= BLOCK_MERGE_MIN {
+        if let Some(count) = count_common_shifted(a, b, distance, limit, Isa::detect()) {
+            return count;
+        }
     }
     // A merge of the two lists, each step moving the one behind (both on a place), written
     // without a branch on the data: the steps of a merge are taken at random.
