@@ -271,9 +271,15 @@ impl BlockPositionsReader {
 /// Turns a decoded chunk into running sums of its values plus one, in place, and says so;
 /// leaves it as it is when the sums would pass `u32::MAX`.
 fn sum_chunk(values: &mut [u32], isa: Isa) -> bool {
-    let total = values.iter().map(|&v| u64::from(v)).sum::<u64>() + values.len() as u64;
-    if total > u64::from(u32::MAX) {
-        return false;
+    // The values' OR bounds each of them: a check of one word in the usual case (gaps of a few
+    // bits), and the exact 64-bit sum only when that bound does not settle it.
+    let any = values.iter().fold(0, |any, &v| any | v);
+    let bound = (u64::from(any) + 1) * values.len() as u64;
+    if bound > u64::from(u32::MAX) {
+        let total = values.iter().map(|&v| u64::from(v)).sum::<u64>() + values.len() as u64;
+        if total > u64::from(u32::MAX) {
+            return false;
+        }
     }
     for v in values.iter_mut() {
         *v += 1;
