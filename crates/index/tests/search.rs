@@ -414,7 +414,7 @@ fn and_windows_bound_every_block_of_a_clause_they_overlap() {
 
 /// A frequent term's blocks are stored as bitsets (the codec's dense form, most of "alpha"'s
 /// here), and a union count that ORs them in a word at a time, exclusions clearing them, equals
-/// the reference.
+/// the reference; so does a conjunction count that ANDs them.
 #[test]
 fn dense_blocks_count_as_the_documents_they_hold() {
     let f = fixture(11, 3000, true);
@@ -447,6 +447,19 @@ fn dense_blocks_count_as_the_documents_they_hold() {
         let query = Query::Bool(BoolQuery {
             must: Vec::new(),
             should: words(&should),
+            must_not: words(&must_not),
+        });
+        check_exhaustive(&f, &query, Norms::Lucene, Scoring::Bm25);
+    }
+    // Conjunctions of two frequent terms: counted on a bitset of the denser one.
+    for (must, must_not) in [
+        (vec!["alpha", "bravo"], vec![]),
+        (vec!["alpha", "charlie"], vec!["delta"]),
+        (vec!["bravo", "alpha"], vec!["alpha"]),
+    ] {
+        let query = Query::Bool(BoolQuery {
+            must: words(&must),
+            should: Vec::new(),
             must_not: words(&must_not),
         });
         check_exhaustive(&f, &query, Norms::Lucene, Scoring::Bm25);
@@ -493,6 +506,20 @@ fn sparse_and_dense_lists_count_alike() {
         let query = Query::Bool(BoolQuery {
             must: Vec::new(),
             should: should.into_iter().map(term).collect(),
+            must_not: must_not.into_iter().map(term).collect(),
+        });
+        check_exhaustive(&f, &query, Norms::Lucene, Scoring::Bm25);
+    }
+    // Conjunctions of two terms, the rarer marked against the denser's bitset.
+    for (must, must_not) in [
+        (vec!["every", "third"], vec![]),
+        (vec!["third", "fortieth"], vec!["seventieth"]),
+        (vec!["fortieth", "seventieth"], vec![]),
+        (vec!["seventieth", "ninetyseventh"], vec!["every"]),
+    ] {
+        let query = Query::Bool(BoolQuery {
+            must: must.into_iter().map(term).collect(),
+            should: Vec::new(),
             must_not: must_not.into_iter().map(term).collect(),
         });
         check_exhaustive(&f, &query, Norms::Lucene, Scoring::Bm25);

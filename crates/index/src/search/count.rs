@@ -38,14 +38,9 @@ pub fn count_union(
         let (common, stats) = count_intersection(terms, &mut [])?;
         return Ok(Some((both - common, stats)));
     }
-    let runs = segment.meta().docs.runs();
-    let (Some(first), Some(last)) = (
-        runs.iter().map(|r| r[0]).min(),
-        runs.iter().map(|r| r[0] + r[1]).max(),
-    ) else {
+    let Some((first, words)) = did_range(segment) else {
         return Ok(Some((0, SearchStats::default())));
     };
-    let words = (last - first).div_ceil(64) as usize;
     let postings: u64 = terms.iter().map(|t| u64::from(t.doc_freq())).sum();
     if postings * MAX_WORDS_PER_POSTING < words as u64 {
         return Ok(None);
@@ -60,6 +55,59 @@ pub fn count_union(
     }
     let count = apcache_codec::popcount(&bits);
     Ok(Some((count, stats)))
+}
+
+/// The segment's first DID and the bitset words its DID range takes; `None` for a segment
+/// without documents.
+fn did_range(segment: &SegmentReader) -> Option<(u32, usize)> {
+    let runs = segment.meta().docs.runs();
+    let first = runs.iter().map(|r| r[0]).min()?;
+    let last = runs.iter().map(|r| r[0] + r[1]).max()?;
+    Some((first, (last - first).div_ceil(64) as usize))
+}
+
+/// The matches of the intersection of two terms minus those of `excluded`, counted with a
+/// bitset when both lists are dense: the denser list is marked in a bitset over the segment's
+/// DIDs (its bitset blocks a word at a time), the excluded terms are cleared from it, and the
+/// other list's DIDs are counted against it (its bitset blocks by `AND` and popcount). Two
+/// frequent terms, whose blocks the window intersection decodes and merges one by one, cost a
+/// few word operations per block here. `None` leaves the count to [`count_intersection`]:
+/// more than two terms, lists of very different lengths (the intersection skips most of the
+/// longer one), or a rarer list under one posting per [`MAX_WORDS_PER_POSTING`] words.
+pub fn count_dense_pair(
+    segment: &SegmentReader,
+    terms: &mut [TermCursor<'_>],
+    excluded: &mut [TermCursor<'_>],
+) -> Result<Option<(u64, SearchStats)>, IndexError> {
+    let [a, b] = terms else {
+        return Ok(None);
+    };
+    let (denser, rarer) = if a.doc_freq() >= b.doc_freq() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    if !intersect::merges(denser.doc_freq(), rarer.doc_freq()) {
+        return Ok(None);
+    }
+    let Some((first, words)) = did_range(segment) else {
+        return Ok(Some((0, SearchStats::default())));
+    };
+    if u64::from(rarer.doc_freq()) * MAX_WORDS_PER_POSTING < words as u64 {
+        return Ok(None);
+    }
+    let mut bits = vec![0u64; words];
+    let mut stats = mark(denser, first, &mut bits, |word, mask| *word |= mask)?;
+    for term in excluded.iter_mut() {
+        stats += mark(term, first, &mut bits, |word, mask| *word &= !mask)?;
+    }
+    // A word's DIDs come to `apply` once per block they lie in, with disjoint masks: the
+    // popcounts add up to the common DIDs.
+    let common = std::cell::Cell::new(0u64);
+    stats += mark(rarer, first, &mut bits, |word, mask| {
+        common.set(common.get() + u64::from((*word & mask).count_ones()));
+    })?;
+    Ok(Some((common.get(), stats)))
 }
 
 /// Applies `apply` to every bitset word that holds DIDs of `term` (relative to `first`), with

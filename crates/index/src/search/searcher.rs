@@ -223,7 +223,11 @@ impl<'a> Searcher<'a> {
                     Some(pruned::Shape::And(terms, not)) => {
                         let ((mut terms, all), (mut not, _)) = (open(terms)?, open(not)?);
                         if all {
-                            let (count, work) = count::count_intersection(&mut terms, &mut not)?;
+                            let (count, work) =
+                                match count::count_dense_pair(segment, &mut terms, &mut not)? {
+                                    Some(counted) => counted,
+                                    None => count::count_intersection(&mut terms, &mut not)?,
+                                };
                             total += count;
                             stats += work;
                         }
