@@ -8,7 +8,9 @@
 //! the whole cost (no per-document merge step), which is what a count of a union of frequent
 //! terms needs; a very sparse union (under a posting per 64 bitset words) is left to the
 //! document-at-a-time evaluator. A conjunction is counted a window at a time
-//! ([`intersect::next_window`]), rarest list first, the skip entries skipping whole blocks.
+//! ([`intersect::next_window`]), rarest list first, the skip entries skipping whole blocks;
+//! two frequent terms of similar lengths are counted on a bitset instead
+//! ([`count_dense_pair`]), where their bitset blocks meet a word at a time.
 
 use super::intersect;
 use super::stats::SearchStats;
