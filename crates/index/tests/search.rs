@@ -525,3 +525,64 @@ fn sparse_and_dense_lists_count_alike() {
         check_exhaustive(&f, &query, Norms::Lucene, Scoring::Bm25);
     }
 }
+
+/// Conjunctions, disjunctions and exclusions of a rare term with frequent ones whose blocks
+/// are bitsets: the pruned top k (candidates tested against a bitset block by bit, their
+/// frequencies found by their place in it), the counts (a rare lead tested by bit against a
+/// list more than 16 times longer) and exclusions tested by bit, all as the reference.
+#[test]
+fn rare_terms_against_bitset_blocks_match_the_reference() {
+    let docs: Vec<Document> = (0..6000u32)
+        .map(|i| {
+            let mut words = vec!["every"; 1 + (i % 3) as usize];
+            if i % 2 == 0 {
+                words.push("half");
+            }
+            if i % 3 == 0 {
+                words.extend(["third"; 2]);
+            }
+            if i % 97 == 0 {
+                words.extend(std::iter::repeat_n("rare", 1 + (i % 5) as usize));
+            }
+            words.extend(std::iter::repeat_n("filler", (i % 7) as usize));
+            Document {
+                id: Some(i.to_string()),
+                title: String::new(),
+                body: words.join(" "),
+            }
+        })
+        .collect();
+    let f = fixture_of(docs, true);
+    let segment = &f.reader.segments()[0];
+    for term in ["every", "half"] {
+        let info = segment.term(term).unwrap().unwrap();
+        let bytes = segment.postings_bytes(&info).unwrap();
+        let entry = segment.skip_entry(&info, 1).unwrap();
+        let input = &bytes[entry.docs_offset as usize..];
+        assert!(
+            segment.codec().dense_docs(input, 256).unwrap().is_some(),
+            "the fixture's premise: {term}'s blocks are bitsets"
+        );
+    }
+    let term = |w: &str| Query::Term(w.to_string());
+    let bool_query = |must: &[&str], should: &[&str], must_not: &[&str]| {
+        Query::Bool(BoolQuery {
+            must: must.iter().map(|w| term(w)).collect(),
+            should: should.iter().map(|w| term(w)).collect(),
+            must_not: must_not.iter().map(|w| term(w)).collect(),
+        })
+    };
+    for query in [
+        bool_query(&["every", "rare"], &[], &[]),
+        bool_query(&["rare", "half", "every"], &[], &[]),
+        bool_query(&["third", "rare"], &[], &["half"]),
+        bool_query(&["rare", "every"], &[], &["half"]),
+        bool_query(&[], &["every", "rare"], &[]),
+        bool_query(&[], &["rare", "half", "filler"], &["third"]),
+    ] {
+        check_exhaustive(&f, &query, Norms::Lucene, Scoring::Bm25);
+        for k in [1, 5, 10, 40] {
+            check_pruned(&f, &query, k);
+        }
+    }
+}

@@ -22,6 +22,7 @@
 
 use apcache_codec::{Isa, BLOCK_LEN};
 
+use super::bitset_filter::{self, BitMatches};
 use super::bm25::Bm25;
 use super::lead_filter::{self, LeadPostings, Survivors};
 use super::pruned::{can_beat, clause_stats, excluded, key_floor, lead_floor, Clause, Outcome};
@@ -251,16 +252,41 @@ fn filter_clause(
     let mut kept = 0;
     let mut i = 0;
     while i < count {
-        if cursor.advance(docs[i])? == NO_MORE_DOCS {
+        if !cursor.seek_block(docs[i])? {
             break;
         }
         // The candidates up to the end of the cursor's block.
-        let block_last = cursor.current_entry().last_doc;
-        let group = match block_last.checked_add(1) {
+        let block_entry = cursor.current_entry();
+        let group = match block_entry.last_doc.checked_add(1) {
             Some(past) => sorted_search::count_below(&docs[i..], past, *isa),
             None => count - i,
         };
         let candidates = &docs[i..i + group];
+        if let Some(words) = cursor.dense_words()? {
+            // A block stored as a bitset: a bit test and a rank per candidate, no decoding.
+            // The cursor stays where it is, before every later candidate.
+            let found = bitset_filter::filter(
+                words,
+                block_entry.first_doc,
+                candidates,
+                BitMatches {
+                    docs: &mut scratch[kept..],
+                    origin: &mut origin[kept..],
+                    places: &mut places[kept..],
+                    offset: i,
+                },
+            );
+            if found > 0 {
+                let range = kept..kept + found;
+                cursor.select_freqs(&places[range.clone()], &mut column[range])?;
+            }
+            kept += found;
+            i += group;
+            continue;
+        }
+        if cursor.advance(docs[i])? == NO_MORE_DOCS {
+            break;
+        }
         let last = candidates[group - 1];
         let base = cursor.block_position();
         let block = cursor.block_rest();

@@ -264,7 +264,7 @@ pub fn count_intersection(
         }
         'matches: for &doc in &window.docs {
             for cursor in excluded.iter_mut() {
-                if cursor.advance(doc)? == doc {
+                if cursor.holds(doc)? {
                     continue 'matches;
                 }
             }

@@ -46,7 +46,8 @@ impl Window {
 /// Fills `window` with the next DIDs every cursor holds, from the lead's (`cursors[0]`)
 /// current block, and moves the lead to its next block; returns `false` once the lead is
 /// exhausted. The window may be left empty when nothing in it matches. Afterwards every other
-/// cursor is on (or past) the window's last match.
+/// cursor is on or past the window's last match, or before it in a block stored as a bitset
+/// that holds it ([`TermCursor::holds`]).
 pub fn next_window(
     cursors: &mut [TermCursor<'_>],
     window: &mut Window,
@@ -129,12 +130,11 @@ fn filter_by_search(
     let mut kept = 0;
     for i in 0..candidates.len() {
         let doc = candidates[i];
-        let at = cursor.advance(doc)?;
-        if at == NO_MORE_DOCS {
+        if cursor.doc() == NO_MORE_DOCS {
             break;
         }
         candidates[kept] = doc;
-        kept += usize::from(at == doc);
+        kept += usize::from(cursor.holds(doc)?);
     }
     candidates.truncate(kept);
     Ok(())

@@ -260,7 +260,7 @@ impl MaxScoreWindow {
                     }
                     let ci = self.order[k];
                     let cursor = &mut clauses[ci].cursor;
-                    if cursor.advance(doc)? == doc {
+                    if cursor.holds_and_stays(doc)? {
                         let inverse =
                             *inverse.get_or_insert_with(|| bm25.norm_inverse_of(lengths, doc));
                         let s = cursor.score_with_inverse(bm25, inverse)?;

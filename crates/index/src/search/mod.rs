@@ -4,6 +4,7 @@
 //! return exactly the top k the exhaustive evaluator returns. Phrases are checked against
 //! their terms' positions in the documents that hold every term.
 
+mod bitset_filter;
 mod block_max_and;
 mod bm25;
 mod cancel;

@@ -118,7 +118,7 @@ fn open<'s>(
 /// Whether any excluded cursor holds `doc`.
 pub(super) fn excluded(cursors: &mut [TermCursor<'_>], doc: u32) -> Result<bool, IndexError> {
     for cursor in cursors {
-        if cursor.advance(doc)? == doc {
+        if cursor.holds(doc)? {
             return Ok(true);
         }
     }

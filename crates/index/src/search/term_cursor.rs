@@ -9,6 +9,7 @@
 
 use apcache_codec::{Isa, BLOCK_LEN};
 
+use super::bitset_filter;
 use super::bm25::Bm25;
 use super::postings_source::TermBlocks;
 use super::query_terms::TermEntry;
@@ -80,6 +81,9 @@ pub struct TermCursor<'a> {
     best_postings: bool,
     /// The instruction set of in-block searches.
     isa: Isa,
+    /// Whether the current block is stored as a bitset, once [`TermCursor::dense_words`]
+    /// checked it: where its words are in the block's bytes.
+    dense: Option<Option<std::ops::Range<usize>>>,
     /// Work counters.
     blocks_decoded: u32,
     postings_decoded: u64,
@@ -142,6 +146,7 @@ impl<'a> TermCursor<'a> {
             held,
             best_postings: false,
             isa: Isa::detect(),
+            dense: None,
             blocks_decoded: 0,
             postings_decoded: 0,
         };
@@ -292,15 +297,19 @@ impl<'a> TermCursor<'a> {
         };
         self.len = BLOCK_LEN.min(self.info.doc_freq as usize - block * BLOCK_LEN);
         self.pos = 0;
+        // On the block's first posting, whose DID the skip entry knows: a real position even
+        // before the block is decoded.
+        self.doc = self.entry.first_doc;
         self.docs_decoded = false;
         self.freqs_decoded = false;
+        self.dense = None;
     }
 
     /// Moves to the next posting; returns its DID or [`NO_MORE_DOCS`].
     #[inline(always)]
     pub fn next_doc(&mut self) -> Result<u32, IndexError> {
         self.pos += 1;
-        if self.pos < self.len {
+        if self.pos < self.len && self.docs_decoded {
             self.doc = self.docs[self.pos];
             return Ok(self.doc);
         }
@@ -310,7 +319,17 @@ impl<'a> TermCursor<'a> {
     #[cold]
     #[inline(never)]
     fn next_block(&mut self) -> Result<u32, IndexError> {
-        if self.doc == NO_MORE_DOCS || self.block + 1 >= self.blocks() {
+        if self.doc == NO_MORE_DOCS {
+            self.exhaust();
+            return Ok(NO_MORE_DOCS);
+        }
+        if self.pos < self.len && !self.docs_decoded {
+            // A block entered by `seek_block` and never decoded.
+            self.decode_docs()?;
+            self.doc = self.docs[self.pos];
+            return Ok(self.doc);
+        }
+        if self.block + 1 >= self.blocks() {
             self.exhaust();
             return Ok(NO_MORE_DOCS);
         }
@@ -330,7 +349,7 @@ impl<'a> TermCursor<'a> {
     /// DID or [`NO_MORE_DOCS`]. Blocks that end before `target` are skipped undecoded.
     #[inline(always)]
     pub fn advance(&mut self, target: u32) -> Result<u32, IndexError> {
-        if self.doc >= target {
+        if self.doc >= target && self.docs_decoded {
             return Ok(self.doc);
         }
         if target <= self.entry.last_doc && self.docs_decoded {
@@ -343,11 +362,35 @@ impl<'a> TermCursor<'a> {
     /// `advance` for a target past the current block (or in a block not decoded yet).
     #[inline(never)]
     fn advance_slow(&mut self, target: u32) -> Result<u32, IndexError> {
+        if self.doc == NO_MORE_DOCS {
+            return Ok(NO_MORE_DOCS);
+        }
         if target <= self.entry.last_doc {
-            self.decode_docs()?;
-            self.gallop(target);
+            // The current block, not decoded yet (entered by `seek_block` or `load_freqs`).
+            if !self.docs_decoded {
+                self.decode_docs()?;
+            }
+            if self.doc < target {
+                self.gallop(target);
+            }
             return Ok(self.doc);
         }
+        let Some(block) = self.block_for(target) else {
+            self.exhaust();
+            return Ok(NO_MORE_DOCS);
+        };
+        self.enter_block(block);
+        self.decode_docs()?;
+        if self.docs[0] >= target {
+            self.doc = self.docs[0];
+        } else {
+            self.gallop(target);
+        }
+        Ok(self.doc)
+    }
+
+    /// The first block after the current one whose last DID is at least `target`, if any.
+    fn block_for(&self, target: u32) -> Option<usize> {
         let mut block = self.block + 1;
         // Gallop over the last DIDs, then search the bracket found.
         let blocks = self.blocks();
@@ -369,18 +412,99 @@ impl<'a> TermCursor<'a> {
         // The first block in low..=block (or low..blocks) ending at or after `target`.
         let bracket = &self.skips[low..block.min(blocks)];
         block = low + bracket.partition_point(|e| SkipEntry::last_doc_of(e) < target);
-        if block >= blocks {
-            self.exhaust();
-            return Ok(NO_MORE_DOCS);
+        (block < blocks).then_some(block)
+    }
+
+    /// Moves to the block that may hold `target` without decoding it: the current block when
+    /// `target` is at most its last DID (the cursor stays where it is), else the first later
+    /// block whose last DID is at least `target`, on its first posting. Returns `false`,
+    /// exhausting the cursor, when no block is left. Then [`TermCursor::dense_words`] may
+    /// answer membership in the block without decoding it; [`TermCursor::advance`] decodes
+    /// it.
+    pub fn seek_block(&mut self, target: u32) -> Result<bool, IndexError> {
+        if self.doc == NO_MORE_DOCS {
+            return Ok(false);
         }
-        self.enter_block(block);
-        self.decode_docs()?;
-        if self.docs[0] >= target {
-            self.doc = self.docs[0];
-        } else {
-            self.gallop(target);
+        if target <= self.entry.last_doc {
+            return Ok(true);
         }
-        Ok(self.doc)
+        match self.block_for(target) {
+            Some(block) => {
+                self.enter_block(block);
+                Ok(true)
+            }
+            None => {
+                self.exhaust();
+                Ok(false)
+            }
+        }
+    }
+
+    /// Whether the list holds `doc`, at or after the current posting: `advance(doc) == doc`,
+    /// except that a block stored as a bitset answers with a bit test and stays undecoded (the
+    /// cursor then stays before `doc`, on a posting of that block). For membership tests of
+    /// candidates much sparser than the list, where decoding a block of 256 DIDs to test one
+    /// or two of them is most of the work.
+    pub fn holds(&mut self, doc: u32) -> Result<bool, IndexError> {
+        self.holds_then(doc, false)
+    }
+
+    /// [`TermCursor::holds`] that, when the list holds `doc`, leaves the cursor on it (a
+    /// block stored as a bitset still undecoded), so that [`TermCursor::freq`] and
+    /// [`TermCursor::score`] read its posting: its place in the block is the count of the bits
+    /// set before it.
+    pub fn holds_and_stays(&mut self, doc: u32) -> Result<bool, IndexError> {
+        self.holds_then(doc, true)
+    }
+
+    fn holds_then(&mut self, doc: u32, stay: bool) -> Result<bool, IndexError> {
+        if self.doc >= doc {
+            return Ok(self.doc == doc);
+        }
+        if !self.seek_block(doc)? {
+            return Ok(false);
+        }
+        let first = self.entry.first_doc;
+        let place = match self.dense_words()? {
+            Some(words) => doc.checked_sub(first).and_then(|k| {
+                let held = bitset_filter::test(words, k)?;
+                held.then(|| stay.then(|| bitset_filter::rank(words, k)))
+            }),
+            None => return Ok(self.advance(doc)? == doc),
+        };
+        match place {
+            None => Ok(false),
+            Some(None) => Ok(true),
+            Some(Some(place)) => {
+                self.pos = place;
+                self.doc = doc;
+                Ok(true)
+            }
+        }
+    }
+
+    /// The current block's bitset when its DIDs are stored as one (bit `k` of the
+    /// little-endian 64-bit words for DID `first_doc + k` of [`TermCursor::current_entry`]),
+    /// read in place; `None` for a block stored otherwise, or read from a decoded copy.
+    /// The block is checked once (its bits against its length); later calls slice it.
+    pub fn dense_words(&mut self) -> Result<Option<&[u8]>, IndexError> {
+        if self.direct.is_some() || self.doc == NO_MORE_DOCS {
+            return Ok(None);
+        }
+        let input = Self::docs_input(&self.held, self.bytes, self.block, &self.entry)
+            .ok_or_else(|| self.corrupt())?;
+        if self.dense.is_none() {
+            let words = self
+                .segment
+                .codec()
+                .dense_docs(input, self.len)
+                .map_err(|source| self.codec_error(source))?;
+            self.dense = Some(words.map(|words| {
+                let start = words.as_ptr() as usize - input.as_ptr() as usize;
+                start..start + words.len()
+            }));
+        }
+        Ok(self.dense.clone().flatten().map(|range| &input[range]))
     }
 
     /// Within the decoded block, whose last DID is at least `target` and whose current DID is
@@ -407,6 +531,7 @@ impl<'a> TermCursor<'a> {
     /// The DIDs of the current block from the current posting on (empty once exhausted).
     #[inline]
     pub fn block_rest(&self) -> &[u32] {
+        debug_assert!(self.docs_decoded || self.doc == NO_MORE_DOCS);
         if self.doc == NO_MORE_DOCS {
             return &[];
         }
@@ -416,6 +541,7 @@ impl<'a> TermCursor<'a> {
     /// The DIDs of the current block (decoded), from its first posting; empty once exhausted.
     #[inline]
     pub fn block_docs(&self) -> &[u32] {
+        debug_assert!(self.docs_decoded || self.doc == NO_MORE_DOCS);
         if self.doc == NO_MORE_DOCS {
             return &[];
         }
@@ -431,6 +557,9 @@ impl<'a> TermCursor<'a> {
     /// The current block's DIDs and frequencies (decoding the frequencies if needed) and the
     /// index of the current posting in them; the cursor does not move.
     pub fn current_block(&mut self) -> Result<(&[u32], &[u32], usize), IndexError> {
+        if !self.docs_decoded {
+            self.decode_docs()?;
+        }
         if !self.freqs_decoded {
             self.decode_freqs()?;
         }
@@ -455,6 +584,9 @@ impl<'a> TermCursor<'a> {
     pub fn block_rest_with_freqs(&mut self) -> Result<(&[u32], &[u32]), IndexError> {
         if self.doc == NO_MORE_DOCS {
             return Ok((&[], &[]));
+        }
+        if !self.docs_decoded {
+            self.decode_docs()?;
         }
         if !self.freqs_decoded {
             self.decode_freqs()?;
@@ -509,6 +641,7 @@ impl<'a> TermCursor<'a> {
     /// and know later targets lie beyond what they read.
     #[inline]
     pub fn step_within_block(&mut self, n: usize) {
+        debug_assert!(self.docs_decoded || self.doc == NO_MORE_DOCS);
         if self.doc == NO_MORE_DOCS {
             return;
         }
@@ -520,6 +653,7 @@ impl<'a> TermCursor<'a> {
     /// by `n`); past its end, to the first posting of the next block.
     #[inline]
     pub fn consume(&mut self, n: usize) -> Result<u32, IndexError> {
+        debug_assert!(self.docs_decoded || self.doc == NO_MORE_DOCS);
         self.pos += n;
         if self.pos < self.len {
             self.doc = self.docs[self.pos];
