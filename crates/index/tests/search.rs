@@ -46,6 +46,15 @@ fn documents(seed: u64, count: usize) -> Vec<Document> {
         .collect()
 }
 
+/// A document of `words` in its body, with `id` as its external id.
+fn body_document(id: impl ToString, words: &[&str]) -> Document {
+    Document {
+        id: Some(id.to_string()),
+        title: String::new(),
+        body: words.join(" "),
+    }
+}
+
 /// Term frequencies per document (the reference inversion).
 fn term_freqs(docs: &[Document]) -> Vec<HashMap<String, u32>> {
     docs.iter()
@@ -383,11 +392,7 @@ fn and_windows_bound_every_block_of_a_clause_they_overlap() {
             }
             let filler = 52 - words.len();
             words.extend(std::iter::repeat_n("f", filler));
-            Document {
-                id: Some(d.to_string()),
-                title: String::new(),
-                body: words.join(" "),
-            }
+            body_document(d, &words)
         })
         .collect();
     let f = fixture_of(docs, true);
@@ -545,11 +550,7 @@ fn rare_terms_against_bitset_blocks_match_the_reference() {
                 words.extend(std::iter::repeat_n("rare", 1 + (i % 5) as usize));
             }
             words.extend(std::iter::repeat_n("filler", (i % 7) as usize));
-            Document {
-                id: Some(i.to_string()),
-                title: String::new(),
-                body: words.join(" "),
-            }
+            body_document(i, &words)
         })
         .collect();
     let f = fixture_of(docs, true);

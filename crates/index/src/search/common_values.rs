@@ -95,6 +95,7 @@ mod avx512 {
             // SAFETY: AVX-512 F is available (the caller's contract); `i < a.len()` and
             // `j < b.len()`.
             let (block_a, real_a) = unsafe { block(a, i) };
+            // SAFETY: as above.
             let (block_b, _) = unsafe { block(b, j) };
             let block_a = _mm512_add_epi32(block_a, shift);
             // SAFETY: as above.
