@@ -61,9 +61,8 @@ unsafe fn rank_popcnt(words: &[u8], k: u32) -> usize {
 #[inline(always)]
 fn rank_with(words: &[u8], k: u32) -> usize {
     let at = (k / 64) as usize;
-    let mut rank = Rank::default();
-    let below = rank.up_to(words, at) + (word(words, at) & ((1u64 << (k % 64)) - 1)).count_ones();
-    below as usize
+    let below = Rank::default().up_to(words, at);
+    (below + (word(words, at) & ((1u64 << (k % 64)) - 1)).count_ones()) as usize
 }
 
 /// Keeps those of the increasing `candidates` whose bit is set in `words` (little-endian 64-bit

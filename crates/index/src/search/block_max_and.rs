@@ -252,7 +252,7 @@ fn filter_clause(
     let mut kept = 0;
     let mut i = 0;
     while i < count {
-        if !cursor.seek_block(docs[i])? {
+        if !cursor.seek_block(docs[i]) {
             break;
         }
         // The candidates up to the end of the cursor's block.
@@ -262,88 +262,30 @@ fn filter_clause(
             None => count - i,
         };
         let candidates = &docs[i..i + group];
-        if let Some(words) = cursor.dense_words()? {
+        // The matches go after those of the blocks before.
+        let (out_docs, out_origin, out_places) = (
+            &mut scratch[kept..],
+            &mut origin[kept..],
+            &mut places[kept..],
+        );
+        let found = if let Some(words) = cursor.dense_words()? {
             // A block stored as a bitset: a bit test and a rank per candidate, no decoding.
             // The cursor stays where it is, before every later candidate.
-            let found = bitset_filter::filter(
-                words,
-                block_entry.first_doc,
-                candidates,
-                BitMatches {
-                    docs: &mut scratch[kept..],
-                    origin: &mut origin[kept..],
-                    places: &mut places[kept..],
-                    offset: i,
-                },
-            );
-            if found > 0 {
-                let range = kept..kept + found;
-                cursor.select_freqs(&places[range.clone()], &mut column[range])?;
-            }
-            kept += found;
-            i += group;
-            continue;
-        }
-        if cursor.advance(docs[i])? == NO_MORE_DOCS {
-            break;
-        }
-        let last = candidates[group - 1];
-        let base = cursor.block_position();
-        let block = cursor.block_rest();
-        // Merge when the block's DIDs up to the last candidate are at most `MERGE_MAX_SPAN`
-        // per candidate: only those are counted, and when there are more, one compare says so.
-        let most = MERGE_MAX_SPAN * group;
-        let merge = block.get(most).is_none_or(|&d| d > last);
-        let found = if merge {
-            let head = &block[..block.len().min(most)];
-            let span = match last.checked_add(1) {
-                Some(past) => sorted_search::count_below(head, past, *isa),
-                None => head.len(),
+            let out = BitMatches {
+                docs: out_docs,
+                origin: out_origin,
+                places: out_places,
+                offset: i,
             };
-            let found = sorted_intersect::intersect(
-                candidates,
-                &block[..span],
-                MatchBuffers {
-                    docs: &mut scratch[kept..],
-                    places: Some(Places {
-                        in_a: &mut origin[kept..],
-                        in_b: &mut places[kept..],
-                        a_offset: i as u16,
-                        b_offset: base as u16,
-                    }),
-                },
-                *isa,
-            );
-            // Past the block's part (`b` consumed first) nothing is in the list.
-            let now = cursor.block_position();
-            cursor.step_within_block((base + span).saturating_sub(1).saturating_sub(now));
-            found.matches
-        } else if let Ok(full) = <&[u32; BLOCK_LEN]>::try_from(cursor.block_docs()) {
-            // Each candidate placed in the full block by its samples, with no branch on the
-            // data (`advance` would gallop, and mispredict about once per candidate).
-            let samples = sorted_search::block_samples(full);
-            let mut found = 0;
-            let mut place = 0;
-            for (j, &doc) in candidates.iter().enumerate() {
-                // The candidate is at most the block's last DID, so its place is in the block.
-                place = sorted_search::count_below_in_block(full, &samples, doc, *isa);
-                scratch[kept + found] = doc;
-                origin[kept + found] = (i + j) as u16;
-                places[kept + found] = place as u16;
-                found += usize::from(full[place.min(BLOCK_LEN - 1)] == doc);
-            }
-            cursor.step_within_block(place.saturating_sub(cursor.block_position()));
-            found
+            bitset_filter::filter(words, block_entry.first_doc, candidates, out)
         } else {
-            let mut found = 0;
-            for (j, &doc) in candidates.iter().enumerate() {
-                let at = cursor.advance(doc)?;
-                scratch[kept + found] = doc;
-                origin[kept + found] = (i + j) as u16;
-                places[kept + found] = cursor.block_position() as u16;
-                found += usize::from(at == doc);
+            let isa = *isa;
+            match filter_decoded_block(
+                cursor, candidates, i, out_docs, out_origin, out_places, isa,
+            )? {
+                Some(found) => found,
+                None => break,
             }
-            found
         };
         if found > 0 {
             let range = kept..kept + found;
@@ -353,6 +295,87 @@ fn filter_clause(
         i += group;
     }
     Ok(kept)
+}
+
+/// [`filter_clause`] for a block of the clause that is decoded: moves the cursor to the first
+/// of `candidates` (all at most the block's last DID; the first at index `offset` of the
+/// window's) and writes the matches, their origins and their places in the block from the
+/// start of `scratch`, `origin` and `places`; returns how many, or `None` when the cursor ran
+/// out.
+// Seven parameters: the window's three output columns, split off by the caller.
+#[allow(clippy::too_many_arguments)]
+fn filter_decoded_block(
+    cursor: &mut TermCursor<'_>,
+    candidates: &[u32],
+    offset: usize,
+    scratch: &mut [u32],
+    origin: &mut [u16],
+    places: &mut [u16],
+    isa: Isa,
+) -> Result<Option<usize>, IndexError> {
+    if cursor.advance(candidates[0])? == NO_MORE_DOCS {
+        return Ok(None);
+    }
+    let group = candidates.len();
+    let last = candidates[group - 1];
+    let base = cursor.block_position();
+    let block = cursor.block_rest();
+    // Merge when the block's DIDs up to the last candidate are at most `MERGE_MAX_SPAN`
+    // per candidate: only those are counted, and when there are more, one compare says so.
+    let most = MERGE_MAX_SPAN * group;
+    let merge = block.get(most).is_none_or(|&d| d > last);
+    let found = if merge {
+        let head = &block[..block.len().min(most)];
+        let span = match last.checked_add(1) {
+            Some(past) => sorted_search::count_below(head, past, isa),
+            None => head.len(),
+        };
+        let found = sorted_intersect::intersect(
+            candidates,
+            &block[..span],
+            MatchBuffers {
+                docs: scratch,
+                places: Some(Places {
+                    in_a: origin,
+                    in_b: places,
+                    a_offset: offset as u16,
+                    b_offset: base as u16,
+                }),
+            },
+            isa,
+        );
+        // Past the block's part (`b` consumed first) nothing is in the list.
+        let now = cursor.block_position();
+        cursor.step_within_block((base + span).saturating_sub(1).saturating_sub(now));
+        found.matches
+    } else if let Ok(full) = <&[u32; BLOCK_LEN]>::try_from(cursor.block_docs()) {
+        // Each candidate placed in the full block by its samples, with no branch on the
+        // data (`advance` would gallop, and mispredict about once per candidate).
+        let samples = sorted_search::block_samples(full);
+        let mut found = 0;
+        let mut place = 0;
+        for (j, &doc) in candidates.iter().enumerate() {
+            // The candidate is at most the block's last DID, so its place is in the block.
+            place = sorted_search::count_below_in_block(full, &samples, doc, isa);
+            scratch[found] = doc;
+            origin[found] = (offset + j) as u16;
+            places[found] = place as u16;
+            found += usize::from(full[place.min(BLOCK_LEN - 1)] == doc);
+        }
+        cursor.step_within_block(place.saturating_sub(cursor.block_position()));
+        found
+    } else {
+        let mut found = 0;
+        for (j, &doc) in candidates.iter().enumerate() {
+            let at = cursor.advance(doc)?;
+            scratch[found] = doc;
+            origin[found] = (offset + j) as u16;
+            places[found] = cursor.block_position() as u16;
+            found += usize::from(at == doc);
+        }
+        found
+    };
+    Ok(Some(found))
 }
 
 /// Drops the `count` candidates an excluded term holds, leaving the rest in `scratch` and

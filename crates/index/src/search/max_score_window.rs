@@ -242,30 +242,8 @@ impl MaxScoreWindow {
         let mut used = 0;
         for w in 0..WORDS {
             let mut bits = std::mem::take(&mut self.matched[w]);
-            if bits == 0 {
-                continue;
-            }
-            used = w + 1;
-            // First, with no branch per document, drop the documents that cannot beat the
-            // threshold even with every non-essential clause: most of them, once the top k
-            // is good, and a branch on each was a misprediction about as often as not. The
-            // loop below tests the survivors again against the threshold as it rises.
-            let (threshold, others) = (top.threshold(), self.prefix[split - 1]);
-            let (mut keep, mut rest) = (0u64, bits);
-            while rest != 0 {
-                let i = rest.trailing_zeros();
-                rest &= rest - 1;
-                let sum = self.sums[w * 64 + i as usize];
-                keep |= u64::from(can_beat(sum + others, threshold)) << i;
-            }
-            let mut dropped = bits & !keep;
-            if dropped != 0 {
-                *pruned = true;
-                bits = keep;
-                while dropped != 0 {
-                    self.sums[w * 64 + dropped.trailing_zeros() as usize] = 0.0;
-                    dropped &= dropped - 1;
-                }
+            if bits != 0 {
+                used = w + 1;
             }
             while bits != 0 {
                 let at = w * 64 + bits.trailing_zeros() as usize;

@@ -421,21 +421,21 @@ impl<'a> TermCursor<'a> {
     /// exhausting the cursor, when no block is left. Then [`TermCursor::dense_words`] may
     /// answer membership in the block without decoding it; [`TermCursor::advance`] decodes
     /// it.
-    pub fn seek_block(&mut self, target: u32) -> Result<bool, IndexError> {
+    pub fn seek_block(&mut self, target: u32) -> bool {
         if self.doc == NO_MORE_DOCS {
-            return Ok(false);
+            return false;
         }
         if target <= self.entry.last_doc {
-            return Ok(true);
+            return true;
         }
         match self.block_for(target) {
             Some(block) => {
                 self.enter_block(block);
-                Ok(true)
+                true
             }
             None => {
                 self.exhaust();
-                Ok(false)
+                false
             }
         }
     }
@@ -461,26 +461,24 @@ impl<'a> TermCursor<'a> {
         if self.doc >= doc {
             return Ok(self.doc == doc);
         }
-        if !self.seek_block(doc)? {
+        if !self.seek_block(doc) {
             return Ok(false);
         }
         let first = self.entry.first_doc;
-        let place = match self.dense_words()? {
-            Some(words) => doc.checked_sub(first).and_then(|k| {
-                let held = bitset_filter::test(words, k)?;
-                held.then(|| stay.then(|| bitset_filter::rank(words, k)))
-            }),
-            None => return Ok(self.advance(doc)? == doc),
+        let Some(words) = self.dense_words()? else {
+            return Ok(self.advance(doc)? == doc);
         };
-        match place {
-            None => Ok(false),
-            Some(None) => Ok(true),
-            Some(Some(place)) => {
-                self.pos = place;
-                self.doc = doc;
-                Ok(true)
-            }
+        let Some(k) = doc.checked_sub(first) else {
+            return Ok(false);
+        };
+        if bitset_filter::test(words, k) != Some(true) {
+            return Ok(false);
         }
+        if stay {
+            self.pos = bitset_filter::rank(words, k);
+            self.doc = doc;
+        }
+        Ok(true)
     }
 
     /// The current block's bitset when its DIDs are stored as one (bit `k` of the
