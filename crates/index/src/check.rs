@@ -22,7 +22,7 @@ use apcache_codec::BLOCK_LEN;
 use fst::Streamer;
 use serde::Serialize;
 
-use crate::format::{FileKind, FramedFile};
+use crate::format::{quantised_length, FileKind, FramedFile};
 use crate::manifest::{Manifest, MANIFEST};
 use crate::search::{length_to_norm, Bm25, TermEntry};
 use crate::segment::{SegmentMeta, SegmentReader};
@@ -332,16 +332,23 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
                 );
                 break;
             }
-            let decoded = reader
-                .codec()
-                .decode_docs(entry.first_doc, &bytes[docs_at..], &mut docs[..len])
-                .and_then(|used| {
-                    docs_at += used;
-                    reader
-                        .codec()
-                        .decode_freqs(&bytes[freqs_at..], &mut freqs[..len])
-                })
-                .map(|used| freqs_at += used);
+            let decoded = match info.lone_posting() {
+                // Kept in the record: no bytes to decode.
+                Some((doc, freq)) => {
+                    (docs[0], freqs[0]) = (doc, freq.wrapping_sub(1));
+                    Ok(())
+                }
+                None => reader
+                    .codec()
+                    .decode_docs(entry.first_doc, &bytes[docs_at..], &mut docs[..len])
+                    .and_then(|used| {
+                        docs_at += used;
+                        reader
+                            .codec()
+                            .decode_freqs(&bytes[freqs_at..], &mut freqs[..len])
+                    })
+                    .map(|used| freqs_at += used),
+            };
             if let Err(e) = decoded {
                 term_problem(report, &post_file, format!("block {block}: {e}"));
                 break;
@@ -400,6 +407,11 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
                     }
                 }
             }
+            // The format keeps lengths as their norm bytes.
+            let (best, min_len) = (
+                (best.0, quantised_length(best.1)),
+                quantised_length(min_len),
+            );
             if (entry.best_freq, entry.best_doc_len) != best {
                 term_problem(
                     report,

@@ -8,6 +8,7 @@ use apcache_index::format::term_groups::{reseal, GROUP_TERMS};
 use apcache_index::format::{FileKind, FramedFile, SkipEntry, TermGroups, TermInfo, HEADER_LEN};
 use apcache_index::indexer::{build_index, IndexOptions};
 use apcache_index::ingest::Input;
+use apcache_index::search::{length_to_norm, norm_to_length};
 use apcache_index::Manifest;
 
 fn sample() -> PathBuf {
@@ -140,7 +141,11 @@ fn structural_record_problem(edit: impl Fn(&mut TermInfo, &mut SkipEntry), expec
         for _ in 0..GROUP_TERMS.min(terms) {
             at = pos;
             let read = TermInfo::read_record(body, &mut pos, 0, 0).unwrap();
-            if read.doc_freq > 1 && read.single_block.is_some() {
+            // Frequencies above one, so that the total's edit below keeps its length.
+            if read.doc_freq > 1
+                && read.single_block.is_some()
+                && read.total_term_freq > u64::from(read.doc_freq) + 1
+            {
                 info = Some(read);
                 break;
             }
@@ -176,13 +181,18 @@ fn a_wrong_skip_entry_is_reported() {
     // A single block's entry lives in its term's record.
     structural_record_problem(|_, b| b.last_doc += 1, "skip entry says DIDs");
     structural_record_problem(|_, b| b.max_freq += 1, "skip entry bounds");
-    structural_record_problem(|_, b| b.best_doc_len += 1, "best posting");
+    // Lengths are kept as norm bytes: the next byte's.
+    structural_record_problem(
+        |_, b| b.best_doc_len = norm_to_length(length_to_norm(b.best_doc_len) + 1),
+        "best posting",
+    );
 }
 
 #[test]
 fn a_wrong_term_info_is_reported() {
-    structural_record_problem(|i, _| i.total_term_freq += 1, "total term frequency");
-    // The second group's postings offset (the table ends the body, 24 bytes a group).
+    structural_record_problem(|i, _| i.total_term_freq -= 1, "total term frequency");
+    // The second group's postings offset (the table ends the body, 24 bytes a group, the
+    // postings offset 4 bytes into an entry).
     let work = tempfile::tempdir().unwrap();
     build(work.path());
     let index = work.path().join("index");
@@ -194,7 +204,7 @@ fn a_wrong_term_info_is_reported() {
     let skip_body = body_of(&index, FileKind::Skip);
     rewrite(&index, FileKind::TermInfos, |body| {
         let groups = terms.div_ceil(GROUP_TERMS) as usize;
-        let at = body.len() - groups * 24 + 24 + 8;
+        let at = body.len() - groups * 24 + 24 + 4;
         body[at] ^= 1;
         reseal(body, terms, &skip_body);
     });

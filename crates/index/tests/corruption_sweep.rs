@@ -164,8 +164,8 @@ fn every_flipped_byte_is_found_by_check_and_never_gives_a_wrong_answer() {
     files.sort();
     assert_eq!(
         files.len(),
-        9,
-        "a segment's seven files, its positions and the manifest: {files:?}"
+        8,
+        "a segment's six files, its positions and the manifest: {files:?}"
     );
 
     let spread = env_usize("APCACHE_SWEEP_POSITIONS", 24);

@@ -132,6 +132,8 @@ pub enum Ensured {
     Loaded(u32),
     /// The term could not be cached; queries read it from storage.
     Bypassed,
+    /// The term has one posting, kept in its record: it has nothing to cache.
+    Inline,
 }
 
 /// How the worker should treat the window when it makes room.
@@ -361,6 +363,9 @@ impl PostingsCache {
         layout: &mut TermLayout,
         segments: &mut Vec<u32>,
     ) -> Result<Ensured, CacheError> {
+        if term.info.lone_posting().is_some() {
+            return Ok(Ensured::Inline);
+        }
         let key = term_key(segment, term.ordinal, Part::Postings);
         if let Some(hit) = self.hit(key, prefetch) {
             return Ok(hit);

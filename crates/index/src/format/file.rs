@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use crate::IndexError;
 
 /// The version of the on-disk format this build writes.
-pub const FORMAT_VERSION: u32 = 7;
-/// The oldest version this build reads: version 7 only added a form of DID block (a bitset)
-/// to version 6, so a version 6 file reads as it is.
-pub const OLDEST_READABLE_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 8;
+/// The oldest version this build reads: version 8 changed the term records and skip entries
+/// and dropped the term checksums file, so older indexes must be rebuilt.
+pub const OLDEST_READABLE_VERSION: u32 = 8;
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 16;
 /// Bytes of the footer.
@@ -41,9 +41,6 @@ pub enum FileKind {
     Norms,
     /// Compressed stored documents.
     Store,
-    /// Per-term checksums of the term metadata and of the postings, one
-    /// [`crate::format::TermChecksums`] per ordinal.
-    Checksums,
     /// The manifest of committed segments.
     Manifest,
     /// Per term, the positions of its occurrences (optional: an index built without
@@ -61,7 +58,6 @@ impl FileKind {
             FileKind::Postings => b"POST",
             FileKind::Norms => b"NORM",
             FileKind::Store => b"STOR",
-            FileKind::Checksums => b"SUMS",
             FileKind::Manifest => b"MANI",
             FileKind::Positions => b"POSI",
         }
@@ -76,21 +72,19 @@ impl FileKind {
             FileKind::Postings => "post",
             FileKind::Norms => "norms",
             FileKind::Store => "store",
-            FileKind::Checksums => "sums",
             FileKind::Manifest => "manifest",
             FileKind::Positions => "pos",
         }
     }
 
     /// Every kind a segment has ([`FileKind::Positions`] besides, when it has positions).
-    pub const SEGMENT_FILES: [FileKind; 7] = [
+    pub const SEGMENT_FILES: [FileKind; 6] = [
         FileKind::Dictionary,
         FileKind::TermInfos,
         FileKind::Skip,
         FileKind::Postings,
         FileKind::Norms,
         FileKind::Store,
-        FileKind::Checksums,
     ];
 }
 
@@ -300,7 +294,7 @@ mod tests {
                 matches!(error, IndexError::IncompatibleVersion { found, .. } if found == version),
                 "{message}"
             );
-            assert!(message.contains("reads versions 6 to 7"), "{message}");
+            assert!(message.contains("reads versions 8 to 8"), "{message}");
             assert!(message.contains("--force"), "{message}");
         }
     }

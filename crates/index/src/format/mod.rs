@@ -6,16 +6,16 @@
 //! version, a truncated file and a flipped byte apart.
 
 pub mod file;
+pub mod norms;
 pub mod positions;
 pub mod skip_entry;
-pub mod term_checksums;
 pub mod term_groups;
 pub mod term_info;
 pub(crate) mod vbyte;
 
 pub use file::{FileKind, FileWriter, FramedFile, FOOTER_LEN, FORMAT_VERSION, HEADER_LEN};
+pub use norms::{encode_norms, NormsFile};
 pub use positions::{encode_term_positions, BlockPositionsReader, PositionsError, TermPositions};
 pub use skip_entry::{SkipEntries, SkipEntry};
-pub use term_checksums::TermChecksums;
 pub use term_groups::{TermGroups, TermGroupsWriter};
-pub use term_info::TermInfo;
+pub use term_info::{quantised_length, TermInfo, SHORT_POSTINGS};

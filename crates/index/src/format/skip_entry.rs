@@ -1,18 +1,21 @@
 //! Skip entries: one per 256-posting block, so that queries can find, bound and skip blocks
 //! without decoding them.
 
+use crate::search::{length_to_norm, norm_to_length};
 use crate::IndexError;
 
 /// One block's skip entry.
 ///
 /// ```text
 /// first_doc: u32 | last_doc: u32 | docs_offset: u32 | freqs_offset: u32 |
-/// max_freq: u32 | min_doc_len: u32 | best_freq: u32 | best_doc_len: u32
-///                                                           (32 bytes, little-endian)
+/// max_freq: u32 | best_freq: u32 | min_norm: u8 | best_norm: u8    (26 bytes, little-endian)
 /// ```
 /// Offsets are relative to the term's `postings_offset`. `first_doc` is also the base the
 /// block's d-gaps are taken against. `max_freq` and `min_doc_len` bound the BM25 score of any
 /// posting of the block (the score grows with frequency and falls with document length).
+/// Lengths are stored as their norm bytes (Lucene's one-byte norms, which impacts store too)
+/// and read back as the shortest length of that byte ([`super::term_info::quantised_length`]),
+/// which bounds the block's scores under exact lengths and scores exactly under Lucene's norms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SkipEntry {
     /// Smallest DID of the block.
@@ -25,18 +28,18 @@ pub struct SkipEntry {
     pub freqs_offset: u32,
     /// Largest frequency in the block.
     pub max_freq: u32,
-    /// Shortest document length (tokens) in the block.
+    /// Shortest document length (tokens) in the block, quantised to its norm byte's.
     pub min_doc_len: u32,
     /// Frequency of the block's best posting: the one with the highest BM25 score under the
     /// segment's own statistics (k1 1.2, b 0.75, Lucene norms, the segment's average length).
     pub best_freq: u32,
-    /// Document length of that posting.
+    /// Document length of that posting, quantised to its norm byte's.
     pub best_doc_len: u32,
 }
 
 impl SkipEntry {
     /// Bytes of one entry.
-    pub const LEN: usize = 32;
+    pub const LEN: usize = 26;
 
     /// Appends the entry.
     pub fn write_to(&self, out: &mut Vec<u8>) {
@@ -49,7 +52,7 @@ impl SkipEntry {
             .checked_mul(Self::LEN)
             .and_then(|start| body.get(start..start + Self::LEN))
             .ok_or_else(|| IndexError::corrupt(file, format!("skip entry {index} past the end")))?;
-        Ok(SkipEntry::from_bytes(at.try_into().expect("32 bytes")))
+        Ok(SkipEntry::from_bytes(at.try_into().expect("26 bytes")))
     }
 
     /// The `last_doc` field of an encoded entry, without decoding the rest.
@@ -69,15 +72,15 @@ impl SkipEntry {
             docs_offset: u32_at(2),
             freqs_offset: u32_at(3),
             max_freq: u32_at(4),
-            min_doc_len: u32_at(5),
-            best_freq: u32_at(6),
-            best_doc_len: u32_at(7),
+            min_doc_len: norm_to_length(at[24]),
+            best_freq: u32_at(5),
+            best_doc_len: norm_to_length(at[25]),
         }
     }
 }
 
 impl SkipEntry {
-    /// The entry's 32 encoded bytes.
+    /// The entry's 26 encoded bytes.
     pub fn to_bytes(&self) -> [u8; Self::LEN] {
         // Built in place: a query opening a one-block term calls this, so no allocation.
         let mut bytes = [0u8; Self::LEN];
@@ -87,13 +90,13 @@ impl SkipEntry {
             self.docs_offset,
             self.freqs_offset,
             self.max_freq,
-            self.min_doc_len,
             self.best_freq,
-            self.best_doc_len,
         ];
         for (at, v) in bytes.chunks_exact_mut(4).zip(fields) {
             at.copy_from_slice(&v.to_le_bytes());
         }
+        bytes[24] = length_to_norm(self.min_doc_len);
+        bytes[25] = length_to_norm(self.best_doc_len);
         bytes
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! body:  record* | group entry × ceil(terms / 16)
-//! entry: records offset u64 | postings offset u64 | first skip u32 | crc u32   (24 bytes)
+//! entry: records offset u32 | postings offset u64 | first skip u32 | short postings crc u32 |
+//!        crc u32                                                                (24 bytes)
 //! ```
 //!
 //! The dictionary gives a term's ordinal; its group's entry says where the group's records
@@ -16,8 +17,10 @@
 //! A group's `crc` is the CRC32C of its entry's first 20 bytes, its records, and the skip
 //! entries of its terms (from its first skip to the next group's), which is everything a query
 //! reads about a term before its postings. A reader verifies it once per group per process
-//! before it trusts a record; the postings have checksums of their own
-//! ([`super::TermChecksums`]).
+//! before it trusts a record. A term's postings of more than [`SHORT_POSTINGS`](super::SHORT_POSTINGS) bytes have a
+//! checksum in its record; the shorter ones of a group (most terms of a vocabulary) share the
+//! entry's `short postings crc`, the CRC32C of their bytes one after the other in ordinal
+//! order, which a reader verifies for all of them at once.
 
 use std::ops::Range;
 
@@ -33,11 +36,13 @@ pub const GROUP_ENTRY_LEN: usize = 24;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GroupEntry {
     /// Where the group's records start in the body.
-    pub records_offset: u64,
+    pub records_offset: u32,
     /// Where the postings of its first term start in the postings body.
     pub postings_offset: u64,
     /// The skip-file index of the first entry of its terms.
     pub first_skip: u32,
+    /// CRC32C of the postings of its terms of at most [`SHORT_POSTINGS`](super::SHORT_POSTINGS) bytes, in order.
+    pub short_crc: u32,
     /// CRC32C of the entry's other fields, the records and the skip entries.
     pub crc: u32,
 }
@@ -46,9 +51,10 @@ impl GroupEntry {
     /// The bytes of the fields the checksum covers.
     fn covered(&self) -> [u8; 20] {
         let mut bytes = [0u8; 20];
-        bytes[..8].copy_from_slice(&self.records_offset.to_le_bytes());
-        bytes[8..16].copy_from_slice(&self.postings_offset.to_le_bytes());
-        bytes[16..].copy_from_slice(&self.first_skip.to_le_bytes());
+        bytes[..4].copy_from_slice(&self.records_offset.to_le_bytes());
+        bytes[4..12].copy_from_slice(&self.postings_offset.to_le_bytes());
+        bytes[12..16].copy_from_slice(&self.first_skip.to_le_bytes());
+        bytes[16..].copy_from_slice(&self.short_crc.to_le_bytes());
         bytes
     }
 
@@ -61,9 +67,10 @@ impl GroupEntry {
         let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
         GroupEntry {
-            records_offset: u64_at(0),
-            postings_offset: u64_at(8),
-            first_skip: u32_at(16),
+            records_offset: u32_at(0),
+            postings_offset: u64_at(4),
+            first_skip: u32_at(12),
+            short_crc: u32_at(16),
             crc: u32_at(20),
         }
     }
@@ -87,6 +94,8 @@ pub struct TermGroupsWriter {
     skips: Vec<u8>,
     /// Bytes of records written so far.
     written: u64,
+    /// The running CRC32C of the open group's short postings.
+    short_crc: u32,
     /// The finished groups' entries.
     table: Vec<u8>,
 }
@@ -94,15 +103,26 @@ pub struct TermGroupsWriter {
 impl TermGroupsWriter {
     /// Appends to `out` (the next bytes of the body) the record of the next term, whose
     /// postings start at `info.postings_offset` and whose skip entries at `info.first_skip`;
-    /// `block` is its skip entry if it has one block, `skips` its encoded entries otherwise.
-    pub fn push(&mut self, info: &TermInfo, block: &SkipEntry, skips: &[u8], out: &mut Vec<u8>) {
+    /// `block` is its skip entry if it has one block, `skips` its encoded entries otherwise,
+    /// `postings` its postings bytes (for the group's checksum of short postings). Fails when
+    /// the records would pass 4 GiB, the most a group entry can point into.
+    pub fn push(
+        &mut self,
+        info: &TermInfo,
+        block: &SkipEntry,
+        skips: &[u8],
+        postings: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), RecordsTooLarge> {
         if self.in_group == 0 {
             self.open = GroupEntry {
-                records_offset: self.written,
+                records_offset: u32::try_from(self.written).map_err(|_| RecordsTooLarge)?,
                 postings_offset: info.postings_offset,
                 first_skip: info.first_skip,
+                short_crc: 0,
                 crc: 0,
             };
+            self.short_crc = 0;
         }
         let start = self.records.len();
         info.write_record(block, &mut self.records);
@@ -111,13 +131,18 @@ impl TermGroupsWriter {
         if info.blocks() > 1 {
             self.skips.extend_from_slice(skips);
         }
+        if !info.has_own_checksum() {
+            self.short_crc = crc32c::crc32c_append(self.short_crc, postings);
+        }
         self.in_group += 1;
         if self.in_group == GROUP_TERMS {
             self.close();
         }
+        Ok(())
     }
 
     fn close(&mut self) {
+        self.open.short_crc = self.short_crc;
         self.open.crc = self.open.checksum(&self.records, &self.skips);
         self.open.write_to(&mut self.table);
         self.records.clear();
@@ -133,6 +158,10 @@ impl TermGroupsWriter {
         self.table
     }
 }
+
+/// The term records passed 4 GiB, more than a group entry can point into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordsTooLarge;
 
 /// Recomputes the checksum of every group of a term-info `body` of `terms` terms against
 /// `skip_body`, the skip file's body: for tools and tests that rewrite records and must leave
@@ -200,13 +229,13 @@ impl<'a> TermGroups<'a> {
         let entry = self.entry(group);
         let (records_end, skips_end) = if group + 1 < self.groups() {
             let next = self.entry(group + 1);
-            (next.records_offset, next.first_skip as usize)
+            (u64::from(next.records_offset), next.first_skip as usize)
         } else {
             (self.records.len() as u64, skip_entries)
         };
         let records = self
             .records
-            .get(usize::try_from(entry.records_offset).ok()?..usize::try_from(records_end).ok()?)?;
+            .get(entry.records_offset as usize..usize::try_from(records_end).ok()?)?;
         let skips = entry.first_skip as usize..skips_end;
         (skips.start <= skips.end && skips.end <= skip_entries).then_some((records, skips))
     }
@@ -323,29 +352,36 @@ mod tests {
     use proptest::prelude::*;
 
     /// Terms of the given document frequencies, laid out as a writer lays them out; returns
-    /// the body, the skip file's body and the infos.
-    fn build(doc_freqs: &[u32]) -> (Vec<u8>, Vec<u8>, Vec<TermInfo>) {
+    /// the body, the skip file's body, the infos and each group's short postings checksum.
+    fn build(doc_freqs: &[u32]) -> (Vec<u8>, Vec<u8>, Vec<TermInfo>, Vec<u32>) {
         let mut writer = TermGroupsWriter::default();
         let (mut body, mut skip_body, mut infos) = (Vec::new(), Vec::new(), Vec::new());
+        let mut short_sums = Vec::new();
         let (mut postings, mut first_skip) = (0u64, 0u32);
         for (i, &doc_freq) in doc_freqs.iter().enumerate() {
+            let lone = doc_freq == 1;
             let mut info = TermInfo {
                 doc_freq,
                 total_term_freq: u64::from(doc_freq) * 2,
                 postings_offset: postings,
-                docs_bytes: doc_freq + i as u32,
-                freqs_bytes: 3,
+                docs_bytes: if lone { 0 } else { doc_freq + i as u32 },
+                freqs_bytes: if lone { 0 } else { 3 },
                 first_skip,
                 single_block: None,
+                postings_crc: 0,
             };
+            let bytes = vec![i as u8; info.postings_bytes() as usize];
+            if info.has_own_checksum() {
+                info.postings_crc = crc32c::crc32c(&bytes);
+            }
             let block = SkipEntry {
                 first_doc: i as u32,
                 last_doc: i as u32 + doc_freq - 1,
                 docs_offset: 0,
                 freqs_offset: info.docs_bytes,
-                max_freq: 2,
+                max_freq: if lone { 2 } else { 3 },
                 min_doc_len: 5,
-                best_freq: 2,
+                best_freq: if lone { 2 } else { 3 },
                 best_doc_len: 5 + (doc_freq > 1) as u32,
             };
             let mut skips = Vec::new();
@@ -360,14 +396,23 @@ mod tests {
                     .write_to(&mut skips);
                 }
             }
-            writer.push(&info, &block, &skips, &mut body);
+            if i as u64 % GROUP_TERMS == 0 {
+                short_sums.push(0);
+            }
+            if !info.has_own_checksum() {
+                let sum = short_sums.last_mut().expect("a group");
+                *sum = crc32c::crc32c_append(*sum, &bytes);
+            }
+            writer
+                .push(&info, &block, &skips, &bytes, &mut body)
+                .unwrap();
             skip_body.extend_from_slice(&skips);
             postings += info.postings_bytes();
             first_skip += info.stored_skip_entries() as u32;
             infos.push(info);
         }
         body.extend_from_slice(&writer.finish());
-        (body, skip_body, infos)
+        (body, skip_body, infos, short_sums)
     }
 
     proptest! {
@@ -375,9 +420,11 @@ mod tests {
         fn every_term_reads_back_and_every_group_verifies(
             doc_freqs in prop::collection::vec(prop_oneof![Just(1u32), 2u32..300, 300u32..3000], 0..300),
         ) {
-            let (body, skip_body, infos) = build(&doc_freqs);
+            let (body, skip_body, infos, short_sums) = build(&doc_freqs);
             let groups = TermGroups::new(&body, infos.len() as u64).unwrap();
             let skip_entries = skip_body.len() / SkipEntry::LEN;
+            let entries: Vec<_> = (0..groups.groups()).map(|g| groups.entry(g).short_crc).collect();
+            prop_assert_eq!(entries, short_sums);
             for (ordinal, info) in infos.iter().enumerate() {
                 prop_assert_eq!(groups.read(ordinal as u64, skip_entries), Some(*info));
             }
@@ -402,7 +449,7 @@ mod tests {
             in_skips in any::<bool>(),
             bit in 0u8..8,
         ) {
-            let (mut body, mut skip_body, infos) = build(&doc_freqs);
+            let (mut body, mut skip_body, infos, _) = build(&doc_freqs);
             let target = if in_skips && !skip_body.is_empty() { &mut skip_body } else { &mut body };
             let at = at.index(target.len());
             target[at] ^= 1 << bit;

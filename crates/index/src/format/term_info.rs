@@ -6,29 +6,47 @@
 //! bytes than such a term's postings. So a record holds small numbers as VByte, leaves out
 //! what its group implies (where the term's postings and skip entries start, a running sum
 //! over the group), and keeps the skip entry of a term that has a single block inline,
-//! written as differences that are mostly one byte. Terms of more than one block keep their
-//! skip entries in the skip file, where cursors read them in place.
+//! written as differences that are mostly one byte, with document lengths as their norm
+//! bytes. A term that occurs in one document (three terms in five of a real vocabulary) keeps
+//! its posting in its record and has no postings bytes at all, as Lucene's block tree does
+//! for such terms. Terms of more than one block keep their skip entries in the skip file,
+//! where cursors read them in place.
+//!
+//! Checksums follow the same economy: the postings of a term with more than
+//! [`SHORT_POSTINGS`] bytes have a CRC in its record; shorter ones share their group's
+//! ([`super::term_groups`]), so the many short lists do not each pay four bytes.
 
 use apcache_codec::BLOCK_LEN;
 
 use super::vbyte::{read_vbyte, write_vbyte};
 use super::SkipEntry;
+use crate::search::{length_to_norm, norm_to_length};
+
+/// Postings of at most this many bytes are covered by their group's checksum; longer ones by
+/// a checksum of their own in the term's record.
+pub const SHORT_POSTINGS: u64 = 256;
 
 /// What the index knows about one term of a segment.
 ///
-/// A record (every field VByte):
+/// A record (VByte fields unless marked):
 ///
 /// ```text
-/// doc_freq | total_term_freq - doc_freq | docs_bytes | freqs_bytes
-/// then, for a term of one block (doc_freq <= 256), its skip entry:
-///   doc_freq = 1: first_doc | min_doc_len
-///   doc_freq > 1: first_doc | last_doc - first_doc | max_freq - 1 | min_doc_len |
-///                 best_freq - 1 | best_doc_len - min_doc_len
+/// doc_freq << 1 | (total_term_freq > doc_freq)
+/// [total_term_freq - doc_freq - 1]                       when the low bit is set
+/// doc_freq = 1:        first_doc | norm u8
+/// doc_freq 2 to 256:   docs_bytes | freqs_bytes |
+///                      first_doc | last_doc - first_doc | max_freq - 1 | best_freq - 1 |
+///                      min_norm u8 | best_norm u8 | [postings crc u32]
+/// doc_freq > 256:      docs_bytes | freqs_bytes | [postings crc u32]
 /// ```
 ///
-/// A lone posting's frequency is the total term frequency, so its entry's `max_freq` and
-/// `best_freq` are that, `last_doc` is `first_doc` and `best_doc_len` is `min_doc_len`. A
-/// single block's DIDs start at the term's postings and its frequencies at `docs_bytes`.
+/// The postings crc is there when `docs_bytes + freqs_bytes` > [`SHORT_POSTINGS`]. A lone
+/// posting (doc_freq = 1) has no postings bytes: its document is `first_doc` and its frequency
+/// the total term frequency, so its entry's `max_freq` and `best_freq` are that, `last_doc` is
+/// `first_doc`, and its lengths are its norm's. A norm byte stands for the shortest length it
+/// encodes ([`norm_to_length`]), which scores exactly as the document does under Lucene's
+/// norms and bounds it from above under exact lengths. A single block's DIDs start at the
+/// term's postings and its frequencies at `docs_bytes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TermInfo {
     /// Documents containing the term (postings in its list).
@@ -38,15 +56,18 @@ pub struct TermInfo {
     /// Offset of the term's postings in the postings file body: its DID blocks, then its
     /// frequency blocks, contiguous.
     pub postings_offset: u64,
-    /// Bytes of its DID blocks.
+    /// Bytes of its DID blocks (0 for a lone posting).
     pub docs_bytes: u32,
-    /// Bytes of its frequency blocks.
+    /// Bytes of its frequency blocks (0 for a lone posting).
     pub freqs_bytes: u32,
     /// Index of its first entry in the skip file, for a term of more than one block (for
     /// others, where the next such term's entries start).
     pub first_skip: u32,
     /// The skip entry of a term of one block, kept in its record.
     pub single_block: Option<SkipEntry>,
+    /// The CRC32C of its postings when they are longer than [`SHORT_POSTINGS`] (else 0: the
+    /// group's checksum covers them).
+    pub postings_crc: u32,
 }
 
 /// Why a record cannot be read.
@@ -57,6 +78,11 @@ pub enum RecordError {
     /// The fields contradict each other (a zero document frequency, a frequency that
     /// cannot be).
     Inconsistent,
+}
+
+/// The shortest length of `length`'s norm byte: what a record keeps of a document length.
+pub fn quantised_length(length: u32) -> u32 {
+    norm_to_length(length_to_norm(length))
 }
 
 impl TermInfo {
@@ -79,29 +105,50 @@ impl TermInfo {
         u64::from(self.docs_bytes) + u64::from(self.freqs_bytes)
     }
 
+    /// Whether its postings carry a checksum of their own (in the record), rather than
+    /// sharing their group's.
+    pub fn has_own_checksum(&self) -> bool {
+        self.postings_bytes() > SHORT_POSTINGS
+    }
+
+    /// The document and frequency of a term that occurs in one document, kept in its record.
+    #[inline]
+    pub fn lone_posting(&self) -> Option<(u32, u32)> {
+        match (self.doc_freq, &self.single_block) {
+            (1, Some(entry)) => Some((entry.first_doc, entry.max_freq)),
+            _ => None,
+        }
+    }
+
     /// Appends the term's record; `block` is its skip entry when it has one block (and
-    /// ignored otherwise).
+    /// ignored otherwise). Lengths in `block` are written as their norm bytes.
     pub fn write_record(&self, block: &SkipEntry, out: &mut Vec<u8>) {
-        write_vbyte(u64::from(self.doc_freq), out);
-        write_vbyte(self.total_term_freq - u64::from(self.doc_freq), out);
+        let extra = self.total_term_freq - u64::from(self.doc_freq);
+        write_vbyte(u64::from(self.doc_freq) << 1 | u64::from(extra > 0), out);
+        if extra > 0 {
+            write_vbyte(extra - 1, out);
+        }
+        if self.doc_freq == 1 {
+            write_vbyte(u64::from(block.first_doc), out);
+            out.push(length_to_norm(block.min_doc_len));
+            return;
+        }
         write_vbyte(u64::from(self.docs_bytes), out);
         write_vbyte(u64::from(self.freqs_bytes), out);
-        if self.blocks() != 1 {
-            return;
+        if self.blocks() == 1 {
+            for v in [
+                block.first_doc,
+                block.last_doc - block.first_doc,
+                block.max_freq - 1,
+                block.best_freq - 1,
+            ] {
+                write_vbyte(u64::from(v), out);
+            }
+            out.push(length_to_norm(block.min_doc_len));
+            out.push(length_to_norm(block.best_doc_len));
         }
-        write_vbyte(u64::from(block.first_doc), out);
-        if self.doc_freq == 1 {
-            write_vbyte(u64::from(block.min_doc_len), out);
-            return;
-        }
-        for v in [
-            block.last_doc - block.first_doc,
-            block.max_freq - 1,
-            block.min_doc_len,
-            block.best_freq - 1,
-            block.best_doc_len - block.min_doc_len,
-        ] {
-            write_vbyte(u64::from(v), out);
+        if self.has_own_checksum() {
+            out.extend_from_slice(&self.postings_crc.to_le_bytes());
         }
     }
 
@@ -115,63 +162,76 @@ impl TermInfo {
     ) -> Result<TermInfo, RecordError> {
         let mut next = || read_vbyte(bytes, pos).ok_or(RecordError::Truncated);
         let narrow = |v: u64| u32::try_from(v).map_err(|_| RecordError::Inconsistent);
-        let doc_freq = narrow(next()?)?;
-        let total_term_freq = next()?
-            .checked_add(u64::from(doc_freq))
-            .ok_or(RecordError::Inconsistent)?;
-        let docs_bytes = narrow(next()?)?;
-        let freqs_bytes = narrow(next()?)?;
+        let head = next()?;
+        let doc_freq = narrow(head >> 1)?;
         if doc_freq == 0 {
             return Err(RecordError::Inconsistent);
         }
+        let extra = match head & 1 {
+            0 => 0,
+            _ => next()?.checked_add(1).ok_or(RecordError::Inconsistent)?,
+        };
+        let total_term_freq = extra
+            .checked_add(u64::from(doc_freq))
+            .ok_or(RecordError::Inconsistent)?;
         let mut info = TermInfo {
             doc_freq,
             total_term_freq,
             postings_offset,
-            docs_bytes,
-            freqs_bytes,
             first_skip,
-            single_block: None,
+            ..TermInfo::default()
         };
-        if info.blocks() != 1 {
-            return Ok(info);
-        }
-        let first_doc = narrow(next()?)?;
-        let block = if doc_freq == 1 {
+        if doc_freq == 1 {
+            let first_doc = narrow(next()?)?;
             let freq = narrow(total_term_freq)?;
-            let length = narrow(next()?)?;
-            SkipEntry {
+            let length = norm_to_length(read_byte(bytes, pos)?);
+            info.single_block = Some(SkipEntry {
                 first_doc,
                 last_doc: first_doc,
                 docs_offset: 0,
-                freqs_offset: docs_bytes,
+                freqs_offset: 0,
                 max_freq: freq,
                 min_doc_len: length,
                 best_freq: freq,
                 best_doc_len: length,
-            }
-        } else {
+            });
+            return Ok(info);
+        }
+        info.docs_bytes = narrow(next()?)?;
+        info.freqs_bytes = narrow(next()?)?;
+        if info.blocks() == 1 {
             let mut field = || -> Result<u32, RecordError> { narrow(next()?) };
+            let first_doc = field()?;
             let span = field()?;
             let max_freq = field()?;
-            let min_doc_len = field()?;
             let best_freq = field()?;
-            let best_extra = field()?;
+            let min_norm = read_byte(bytes, pos)?;
+            let best_norm = read_byte(bytes, pos)?;
             let add = |a: u32, b: u32| a.checked_add(b).ok_or(RecordError::Inconsistent);
-            SkipEntry {
+            info.single_block = Some(SkipEntry {
                 first_doc,
                 last_doc: add(first_doc, span)?,
                 docs_offset: 0,
-                freqs_offset: docs_bytes,
+                freqs_offset: info.docs_bytes,
                 max_freq: add(max_freq, 1)?,
-                min_doc_len,
+                min_doc_len: norm_to_length(min_norm),
                 best_freq: add(best_freq, 1)?,
-                best_doc_len: add(min_doc_len, best_extra)?,
-            }
-        };
-        info.single_block = Some(block);
+                best_doc_len: norm_to_length(best_norm),
+            });
+        }
+        if info.has_own_checksum() {
+            let crc = bytes.get(*pos..*pos + 4).ok_or(RecordError::Truncated)?;
+            info.postings_crc = u32::from_le_bytes(crc.try_into().expect("4 bytes"));
+            *pos += 4;
+        }
         Ok(info)
     }
+}
+
+fn read_byte(bytes: &[u8], pos: &mut usize) -> Result<u8, RecordError> {
+    let byte = *bytes.get(*pos).ok_or(RecordError::Truncated)?;
+    *pos += 1;
+    Ok(byte)
 }
 
 #[cfg(test)]
@@ -179,23 +239,13 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn info(doc_freq: u32, extra: u64) -> TermInfo {
-        TermInfo {
-            doc_freq,
-            total_term_freq: u64::from(doc_freq) + extra,
-            postings_offset: 1234,
-            docs_bytes: 77,
-            freqs_bytes: 9,
-            first_skip: 42,
-            single_block: None,
-        }
-    }
-
     proptest! {
         #[test]
         fn records_round_trip(
             doc_freq in prop_oneof![Just(1u32), 2u32..=256, 257u32..1_000_000],
-            extra in 0u64..1 << 40,
+            extra in prop_oneof![Just(0u64), 0u64..1 << 40],
+            postings_bytes in prop_oneof![1u32..=300, 300u32..1 << 30],
+            crc in any::<u32>(),
             first_doc in 0u32..1 << 31,
             span in 0u32..1 << 20,
             max_freq in 1u32..1 << 20,
@@ -203,19 +253,36 @@ mod tests {
             best in 0u32..1 << 20,
             best_extra in 0u32..1 << 20,
         ) {
-            let mut expected = info(doc_freq, extra);
+            let (docs_bytes, freqs_bytes) = match doc_freq {
+                1 => (0, 0),
+                _ => (postings_bytes - postings_bytes / 3, postings_bytes / 3),
+            };
+            let mut expected = TermInfo {
+                doc_freq,
+                total_term_freq: u64::from(doc_freq) + extra,
+                postings_offset: 1234,
+                docs_bytes,
+                freqs_bytes,
+                first_skip: 42,
+                single_block: None,
+                postings_crc: 0,
+            };
+            if expected.has_own_checksum() {
+                expected.postings_crc = crc;
+            }
             let block = if doc_freq == 1 {
                 let freq = u32::try_from(expected.total_term_freq).unwrap_or(u32::MAX);
                 expected.total_term_freq = u64::from(freq);
+                let length = quantised_length(min_doc_len);
                 SkipEntry {
                     first_doc,
                     last_doc: first_doc,
                     docs_offset: 0,
-                    freqs_offset: expected.docs_bytes,
+                    freqs_offset: 0,
                     max_freq: freq,
-                    min_doc_len,
+                    min_doc_len: length,
                     best_freq: freq,
-                    best_doc_len: min_doc_len,
+                    best_doc_len: length,
                 }
             } else {
                 SkipEntry {
@@ -224,9 +291,9 @@ mod tests {
                     docs_offset: 0,
                     freqs_offset: expected.docs_bytes,
                     max_freq,
-                    min_doc_len,
+                    min_doc_len: quantised_length(min_doc_len),
                     best_freq: best % max_freq + 1,
-                    best_doc_len: min_doc_len + best_extra,
+                    best_doc_len: quantised_length(min_doc_len + best_extra),
                 }
             };
             if expected.blocks() == 1 {
@@ -238,11 +305,24 @@ mod tests {
             let read = TermInfo::read_record(&bytes, &mut pos, 1234, 42);
             prop_assert_eq!(read, Ok(expected));
             prop_assert_eq!(pos, bytes.len());
+            if doc_freq == 1 {
+                prop_assert_eq!(expected.lone_posting(), Some((first_doc, block.max_freq)));
+            } else {
+                prop_assert_eq!(expected.lone_posting(), None);
+            }
             // Every truncation is an error, never a different record.
             for cut in 1..bytes.len() {
                 let mut pos = 1;
                 prop_assert!(TermInfo::read_record(&bytes[..cut], &mut pos, 1234, 42).is_err());
             }
+        }
+
+        #[test]
+        fn a_quantised_length_has_its_norm_and_is_at_most_the_length(length in 0u32..=i32::MAX as u32) {
+            let q = quantised_length(length);
+            prop_assert!(q <= length);
+            prop_assert_eq!(length_to_norm(q), length_to_norm(length));
+            prop_assert_eq!(quantised_length(q), q);
         }
     }
 

@@ -45,6 +45,34 @@ pub enum BlockDids<'b> {
     },
 }
 
+/// A term's postings held decoded: the segment's lists decoded at load, or the lone posting
+/// a term of one document keeps in its record.
+#[derive(Clone, Copy)]
+enum Decoded<'a> {
+    /// The whole list's DIDs and frequencies.
+    List(&'a [u32], &'a [u32]),
+    /// One posting: its DID and frequency.
+    Lone([u32; 1], [u32; 1]),
+}
+
+impl Decoded<'_> {
+    #[inline]
+    fn docs(&self) -> &[u32] {
+        match self {
+            Decoded::List(docs, _) => docs,
+            Decoded::Lone(docs, _) => docs,
+        }
+    }
+
+    #[inline]
+    fn freqs(&self) -> &[u32] {
+        match self {
+            Decoded::List(_, freqs) => freqs,
+            Decoded::Lone(_, freqs) => freqs,
+        }
+    }
+}
+
 /// One term's postings in one segment.
 pub struct TermCursor<'a> {
     segment: &'a SegmentReader,
@@ -72,8 +100,8 @@ pub struct TermCursor<'a> {
     /// The shallow block's score bound, once computed, and the scorer it was computed with
     /// (by address): a bound costs a division, and windows ask for it many times per block.
     shallow_bound: Option<(usize, f32)>,
-    /// The decoded list, when the segment was loaded direct.
-    direct: Option<(&'a [u32], &'a [u32])>,
+    /// The decoded list, when the segment was loaded direct or the term has one posting.
+    direct: Option<Decoded<'a>>,
     /// The term's blocks from a postings source (a cache tier), else read from `bytes`.
     held: Option<Box<dyn TermBlocks + 'a>>,
     /// Whether block bounds may use the skip entries' best postings (the query scores as the
@@ -109,7 +137,17 @@ impl<'a> TermCursor<'a> {
         held: Option<Box<dyn TermBlocks + 'a>>,
     ) -> Result<TermCursor<'a>, IndexError> {
         let info = entry.info;
-        let direct = segment.direct().and_then(|d| d.list(&info));
+        let (direct, held) = match info.lone_posting() {
+            // Kept in the record, which was verified: there is nothing to read.
+            Some((doc, freq)) => (Some(Decoded::Lone([doc], [freq])), None),
+            None => (
+                segment
+                    .direct()
+                    .and_then(|d| d.list(&info))
+                    .map(|(docs, freqs)| Decoded::List(docs, freqs)),
+                held,
+            ),
+        };
         let bytes = match (&held, direct) {
             (Some(_), _) => &[],
             // Decoded at open, which verified them.
@@ -203,9 +241,9 @@ impl<'a> TermCursor<'a> {
         self.blocks_decoded += 1;
         self.postings_decoded += self.len as u64;
         self.docs_decoded = true;
-        if let Some((docs, _)) = self.direct {
+        if let Some(direct) = &self.direct {
             let start = self.block * BLOCK_LEN;
-            self.docs[..self.len].copy_from_slice(&docs[start..start + self.len]);
+            self.docs[..self.len].copy_from_slice(&direct.docs()[start..start + self.len]);
             self.docs[self.len..self.len + PROBE].fill(NO_MORE_DOCS);
             return Ok(());
         }
@@ -242,9 +280,9 @@ impl<'a> TermCursor<'a> {
     #[inline(never)]
     fn decode_freqs(&mut self) -> Result<(), IndexError> {
         self.freqs_decoded = true;
-        if let Some((_, freqs)) = self.direct {
+        if let Some(direct) = &self.direct {
             let start = self.block * BLOCK_LEN;
-            self.freqs[..self.len].copy_from_slice(&freqs[start..start + self.len]);
+            self.freqs[..self.len].copy_from_slice(&direct.freqs()[start..start + self.len]);
             return Ok(());
         }
         let input = match &self.held {
@@ -616,8 +654,8 @@ impl<'a> TermCursor<'a> {
             }
             return Ok(());
         }
-        if let Some((_, freqs)) = self.direct {
-            let start = self.block * BLOCK_LEN;
+        if let Some(direct) = &self.direct {
+            let (start, freqs) = (self.block * BLOCK_LEN, direct.freqs());
             for (f, &place) in out.iter_mut().zip(places) {
                 *f = freqs[start + usize::from(place)];
             }

@@ -6,30 +6,23 @@
 //! resolving that once keeps the scoring loops free of the general DID map.
 
 use super::{NormBytes, SegmentReader};
+use crate::format::NormsFile;
 use crate::search::length_to_norm;
 
 /// The lengths of a segment's documents by global DID (see [`SegmentReader::doc_lengths`]).
 #[derive(Clone, Copy)]
 pub struct DocLengths<'a> {
-    /// The first DID of a single-run segment, the lengths and the norm bytes of its run; `None`
-    /// for a segment of several runs, which goes through the segment's DID map.
-    run: Option<(u32, &'a [[u8; 4]], NormBytes<'a>)>,
+    /// The first DID of a single-run segment, its norms file and the norm bytes of its run;
+    /// `None` for a segment of several runs, which goes through the segment's DID map.
+    run: Option<(u32, NormsFile<'a>, NormBytes<'a>)>,
     segment: &'a SegmentReader,
 }
 
 impl<'a> DocLengths<'a> {
-    /// `lengths`: the norms file's `u32` lengths; `norm_bytes`: its norm bytes.
-    pub(super) fn new(
-        segment: &'a SegmentReader,
-        lengths: &'a [u8],
-        norm_bytes: &'a [u8],
-    ) -> DocLengths<'a> {
+    /// The lengths of `segment`'s documents, from its norms file `norms`.
+    pub(super) fn new(segment: &'a SegmentReader, norms: NormsFile<'a>) -> DocLengths<'a> {
         let run = match segment.meta().docs.runs() {
-            [[first, _]] => Some((
-                *first,
-                lengths.as_chunks::<4>().0,
-                NormBytes::new(*first, norm_bytes),
-            )),
+            [[first, _]] => Some((*first, norms, NormBytes::new(*first, norms.norm_bytes()))),
             _ => None,
         };
         DocLengths { run, segment }
@@ -39,9 +32,7 @@ impl<'a> DocLengths<'a> {
     #[inline]
     pub fn of(&self, doc: u32) -> u32 {
         match self.run {
-            Some((first, lengths, _)) => lengths
-                .get(doc.wrapping_sub(first) as usize)
-                .map_or(0, |b| u32::from_le_bytes(*b)),
+            Some((first, norms, _)) => norms.length(doc.wrapping_sub(first)).unwrap_or(0),
             None => self.segment.doc_length_of(doc).unwrap_or(0),
         }
     }

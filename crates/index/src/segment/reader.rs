@@ -14,8 +14,8 @@ use super::verified_terms::{Verified, VerifiedTerms};
 use super::{DirectPostings, DocLengths, SegmentMeta, StoredDocument};
 use crate::format::term_groups::GROUP_TERMS;
 use crate::format::{
-    FileKind, FramedFile, SkipEntries, SkipEntry, TermChecksums, TermGroups, TermInfo,
-    TermPositions, HEADER_LEN,
+    FileKind, FramedFile, NormsFile, SkipEntries, SkipEntry, TermGroups, TermInfo, TermPositions,
+    HEADER_LEN,
 };
 use crate::search::TermEntry;
 use crate::IndexError;
@@ -50,7 +50,6 @@ pub struct SegmentReader {
     postings: MappedBody,
     norms: MappedBody,
     store: MappedBody,
-    checksums: MappedBody,
     /// The positions, when the segment keeps them.
     positions: Option<PositionsFile<MappedBody>>,
     /// Which terms' checksums this process has verified.
@@ -64,15 +63,14 @@ pub struct SegmentReader {
     direct: Option<DirectPostings>,
 }
 
-/// The files a query reads besides the postings: the term metadata (with the terms'
+/// The files a query reads besides the postings: the term metadata (with the postings'
 /// checksums) and the norms. A caller may place copies of them elsewhere (a faster tier) with
 /// [`SegmentReader::open_placed`].
-pub const METADATA_FILES: [FileKind; 5] = [
+pub const METADATA_FILES: [FileKind; 4] = [
     FileKind::Dictionary,
     FileKind::TermInfos,
     FileKind::Skip,
     FileKind::Norms,
-    FileKind::Checksums,
 ];
 
 fn map_file(
@@ -163,7 +161,6 @@ impl SegmentReader {
             postings: map_file(dir, meta, FileKind::Postings, metadata_dir)?,
             norms: map_file(dir, meta, FileKind::Norms, metadata_dir)?,
             store: map_file(dir, meta, FileKind::Store, metadata_dir)?,
-            checksums: map_file(dir, meta, FileKind::Checksums, metadata_dir)?,
             positions: match meta.file(FileKind::Positions) {
                 Some(file) => Some(PositionsFile::new(
                     map_file(dir, meta, FileKind::Positions, None)?,
@@ -190,22 +187,13 @@ impl SegmentReader {
                 "not a whole number of skip entries",
             ));
         }
-        if reader.checksums.as_ref().len() as u64 != meta.terms * TermChecksums::LEN as u64 {
-            return Err(IndexError::corrupt(
-                &meta.name,
-                "term checksums do not match the term count",
-            ));
-        }
         FramedFile::verify(
             reader.norms.file_bytes(),
             FileKind::Norms,
             reader.file_name(FileKind::Norms),
         )?;
-        if reader.norms.as_ref().len() != meta.documents() as usize * 5 {
-            return Err(IndexError::corrupt(
-                &meta.name,
-                "norms do not match the document count",
-            ));
+        if let Err(what) = NormsFile::new(reader.norms.as_ref(), meta.documents()) {
+            return Err(IndexError::corrupt(reader.file_name(FileKind::Norms), what));
         }
         Ok(reader)
     }
@@ -227,7 +215,6 @@ impl SegmentReader {
             (FileKind::Postings, &self.postings),
             (FileKind::Norms, &self.norms),
             (FileKind::Store, &self.store),
-            (FileKind::Checksums, &self.checksums),
         ];
         if let Some(positions) = &self.positions {
             bodies.push((FileKind::Positions, positions.body()));
@@ -410,16 +397,6 @@ impl SegmentReader {
         TermGroups::new(self.term_infos.as_ref(), self.meta.terms).expect("checked at open")
     }
 
-    /// The checksums of term `ordinal`.
-    pub fn term_checksums(&self, ordinal: u64) -> Result<TermChecksums, IndexError> {
-        TermChecksums::read(self.checksums.as_ref(), ordinal).ok_or_else(|| {
-            IndexError::corrupt(
-                self.file_name(FileKind::Checksums),
-                format!("no checksum for term ordinal {ordinal}"),
-            )
-        })
-    }
-
     /// The error for a term whose bytes fail their checks: names the files that hold them
     /// and the term (looked up by ordinal when the caller does not know its text).
     fn damaged(&self, ordinal: u64, term: Option<&str>, what: &str) -> IndexError {
@@ -427,21 +404,16 @@ impl SegmentReader {
             Some(term) => term.to_string(),
             None => self.term_text(ordinal),
         };
-        let (files, sums) = if what.starts_with("postings") {
-            (
-                self.file_name(FileKind::Postings).to_string(),
-                self.file_name(FileKind::Checksums),
-            )
+        let files = if what.starts_with("postings") {
+            self.file_name(FileKind::Postings).to_string()
         } else {
-            (
-                format!(
-                    "{} or {}",
-                    self.file_name(FileKind::TermInfos),
-                    self.file_name(FileKind::Skip)
-                ),
+            format!(
+                "{} or {}",
                 self.file_name(FileKind::TermInfos),
+                self.file_name(FileKind::Skip)
             )
         };
+        let sums = self.file_name(FileKind::TermInfos);
         IndexError::corrupt(
             &files,
             format!("term {term:?} (ordinal {ordinal}): {what} (checksums in {sums})"),
@@ -467,25 +439,69 @@ impl SegmentReader {
     }
 
     /// Checks `crc`, the CRC32C of a copy of the term's postings (a cache's), against the
-    /// term's checksum, and remembers a match.
+    /// term's checksum, and remembers a match. Postings short enough to share their group's
+    /// checksum are checked against the segment's own bytes, once those have been verified.
     pub fn accept_postings(&self, entry: &TermEntry, crc: u32) -> Result<(), IndexError> {
-        if self.term_checksums(entry.ordinal)?.postings != crc {
+        let info = &entry.info;
+        let expected = if info.has_own_checksum() {
+            info.postings_crc
+        } else {
+            self.verify_short_postings(entry.ordinal)?;
+            crc32c::crc32c(self.stored_postings(entry)?)
+        };
+        if expected != crc {
             return Err(self.damaged(entry.ordinal, None, "postings checksum mismatch"));
         }
         self.verified.set(entry.ordinal, Verified::Postings);
         Ok(())
     }
 
-    /// The term's postings bytes, verified against its checksum the first time this process
-    /// reads them.
+    /// The term's postings bytes, verified against their checksum the first time this
+    /// process reads them.
     pub fn verified_postings(&self, entry: &TermEntry) -> Result<&[u8], IndexError> {
-        let bytes = self
-            .postings_bytes(&entry.info)
-            .map_err(|_| self.damaged(entry.ordinal, None, "postings past the end of the file"))?;
+        let bytes = self.stored_postings(entry)?;
         if !self.verified.is_set(entry.ordinal, Verified::Postings) {
-            self.accept_postings(entry, crc32c::crc32c(bytes))?;
+            if entry.info.has_own_checksum() {
+                self.accept_postings(entry, crc32c::crc32c(bytes))?;
+            } else {
+                self.verify_short_postings(entry.ordinal)?;
+            }
         }
         Ok(bytes)
+    }
+
+    /// The term's postings bytes, not verified.
+    fn stored_postings(&self, entry: &TermEntry) -> Result<&[u8], IndexError> {
+        self.postings_bytes(&entry.info)
+            .map_err(|_| self.damaged(entry.ordinal, None, "postings past the end of the file"))
+    }
+
+    /// Verifies the short postings of the group of term `ordinal` (those without a checksum
+    /// of their own) against the group's checksum, and remembers each of them as verified.
+    fn verify_short_postings(&self, ordinal: u64) -> Result<(), IndexError> {
+        let group = ordinal / GROUP_TERMS;
+        let groups = self.term_groups();
+        let mut infos = Vec::with_capacity(GROUP_TERMS as usize);
+        groups
+            .read_group(group, self.skip_entries(), &mut infos)
+            .ok_or_else(|| self.damaged(ordinal, None, "its group's records do not decode"))?;
+        let mut crc = 0;
+        for info in infos.iter().filter(|info| !info.has_own_checksum()) {
+            let bytes = self
+                .postings_bytes(info)
+                .map_err(|_| self.damaged(ordinal, None, "postings past the end of the file"))?;
+            crc = crc32c::crc32c_append(crc, bytes);
+        }
+        if crc != groups.entry(group).short_crc {
+            return Err(self.damaged(ordinal, None, "postings checksum mismatch"));
+        }
+        for (i, info) in infos.iter().enumerate() {
+            if !info.has_own_checksum() {
+                self.verified
+                    .set(group * GROUP_TERMS + i as u64, Verified::Postings);
+            }
+        }
+        Ok(())
     }
 
     /// The metadata of term `ordinal`, as stored (not verified; [`SegmentReader::entry`]
@@ -578,12 +594,17 @@ impl SegmentReader {
         freqs: &mut Vec<u32>,
     ) -> Result<(), IndexError> {
         let info = &entry.info;
+        docs.clear();
+        freqs.clear();
+        if let Some((doc, freq)) = info.lone_posting() {
+            docs.push(doc);
+            freqs.push(freq);
+            return Ok(());
+        }
         let bytes = self.verified_postings(entry)?;
         // Named only in errors: a merge reads every term, and finding a name costs a search.
         let file = || self.file_name(FileKind::Postings);
         let n = info.doc_freq as usize;
-        docs.clear();
-        freqs.clear();
         docs.resize(n, 0);
         freqs.resize(n, 0);
         for block in 0..info.blocks() {
@@ -619,31 +640,23 @@ impl SegmentReader {
 
     /// Length (tokens) of the document at local index `local`.
     pub fn doc_length(&self, local: u32) -> Option<u32> {
-        let at = local as usize * 4;
-        self.lengths_section()
-            .get(at..at + 4)
-            .map(|b| u32::from_le_bytes(b.try_into().expect("4")))
+        self.norms_file().length(local)
     }
 
     /// The norm byte ([`crate::search::length_to_norm`]) of the document at local index
     /// `local`, as the norms file stores it.
     pub fn norm_byte(&self, local: u32) -> Option<u8> {
-        (local < self.meta.documents()).then(|| self.norm_bytes_section()[local as usize])
+        self.norms_file().norm_bytes().get(local as usize).copied()
     }
 
-    /// The norms file's lengths: `u32` LE per document.
-    fn lengths_section(&self) -> &[u8] {
-        &self.norms.as_ref()[..self.meta.documents() as usize * 4]
-    }
-
-    /// The norms file's norm bytes, one per document.
-    fn norm_bytes_section(&self) -> &[u8] {
-        &self.norms.as_ref()[self.meta.documents() as usize * 4..]
+    /// The norms file, read (its layout was checked at open).
+    fn norms_file(&self) -> NormsFile<'_> {
+        NormsFile::split(self.norms.as_ref(), self.meta.documents())
     }
 
     /// The lengths of the segment's documents by global DID, for scoring loops.
     pub fn doc_lengths(&self) -> DocLengths<'_> {
-        DocLengths::new(self, self.lengths_section(), self.norm_bytes_section())
+        DocLengths::new(self, self.norms_file())
     }
 
     /// Length (tokens) of global DID `doc`, if the segment holds it.

@@ -9,7 +9,7 @@
 use apcache_codec::{BlockCodec, BLOCK_LEN};
 
 use super::DocMap;
-use crate::format::{encode_term_positions, SkipEntry, TermInfo};
+use crate::format::{encode_term_positions, quantised_length, SkipEntry, TermInfo};
 use crate::search::Bm25;
 use crate::IndexError;
 
@@ -155,18 +155,22 @@ impl<'a> TermEncoder<'a> {
         let mut stored_freqs = [0u32; BLOCK_LEN];
         let mut freq_buffer = std::mem::take(&mut out.freq_buffer);
         freq_buffer.clear();
+        // A lone posting is kept in the term's record; it has no postings bytes.
+        let lone = docs.len() == 1;
         for (block_docs, block_freqs) in docs.chunks(BLOCK_LEN).zip(freqs.chunks(BLOCK_LEN)) {
             let docs_offset = (out.postings.len() - postings_offset) as u32;
             let freqs_offset = freq_buffer.len() as u32;
-            self.codec
-                .encode_docs(block_docs[0], block_docs, &mut out.postings)
-                .map_err(codec_error)?;
-            for (s, f) in stored_freqs.iter_mut().zip(block_freqs) {
-                *s = f - 1;
+            if !lone {
+                self.codec
+                    .encode_docs(block_docs[0], block_docs, &mut out.postings)
+                    .map_err(codec_error)?;
+                for (s, f) in stored_freqs.iter_mut().zip(block_freqs) {
+                    *s = f - 1;
+                }
+                self.codec
+                    .encode_freqs(&stored_freqs[..block_freqs.len()], &mut freq_buffer)
+                    .map_err(codec_error)?;
             }
-            self.codec
-                .encode_freqs(&stored_freqs[..block_freqs.len()], &mut freq_buffer)
-                .map_err(codec_error)?;
             let mut min_doc_len = u32::MAX;
             let (mut best_freq, mut best_doc_len, mut best_key) = (0, 0, f32::NEG_INFINITY);
             for (&d, &f) in block_docs.iter().zip(block_freqs) {
@@ -183,9 +187,10 @@ impl<'a> TermEncoder<'a> {
                 docs_offset,
                 freqs_offset,
                 max_freq: block_freqs.iter().copied().max().unwrap_or(0),
-                min_doc_len,
+                // As the format keeps them: the shortest length of their norm bytes.
+                min_doc_len: quantised_length(min_doc_len),
                 best_freq,
-                best_doc_len,
+                best_doc_len: quantised_length(best_doc_len),
             });
         }
         let docs_len = (out.postings.len() - postings_offset) as u32;
@@ -212,6 +217,7 @@ impl<'a> TermEncoder<'a> {
             freqs_bytes: freq_buffer.len() as u32,
             first_skip,
             single_block,
+            postings_crc: 0,
         });
         if let Some(positions) = positions {
             encode_term_positions(freqs, positions, &mut out.positions).map_err(|e| {

@@ -10,8 +10,8 @@ use super::positions_file::PositionsTable;
 use super::store::{StoreReader, StoreWriter};
 use super::term_encoder::{EncodedTerms, TermEncoder};
 use super::{DocMap, FileMeta, SegmentMeta};
-use crate::format::{FileKind, FileWriter, SkipEntry, TermChecksums, TermGroupsWriter};
-use crate::search::{length_to_norm, Bm25};
+use crate::format::{encode_norms, FileKind, FileWriter, SkipEntry, TermGroupsWriter};
+use crate::search::Bm25;
 use crate::IndexError;
 
 /// Builds a segment's files.
@@ -28,7 +28,6 @@ pub struct SegmentWriter {
     term_groups: TermGroupsWriter,
     skip: FileWriter,
     postings: FileWriter,
-    checksums: FileWriter,
     /// The positions file and its table, when the segment keeps positions.
     positions: Option<(FileWriter, PositionsTable)>,
     /// `None` while a merge fills the store on a thread of its own.
@@ -90,7 +89,6 @@ impl SegmentWriter {
             term_groups: TermGroupsWriter::default(),
             skip: open(FileKind::Skip)?,
             postings: open(FileKind::Postings)?,
-            checksums: open(FileKind::Checksums)?,
             positions: None,
             store: Some(StoreWriter::new(open(FileKind::Store)?)),
             ordinal: 0,
@@ -194,7 +192,6 @@ impl SegmentWriter {
         let postings_base = self.postings.position();
         let skip_base = self.skip_entries;
         let mut records = Vec::with_capacity(16 * batch.len());
-        let mut sums = Vec::with_capacity(TermChecksums::LEN * batch.len());
         for (i, info) in batch.infos.iter().enumerate() {
             // The batch's own offsets locate the term's bytes in it; the record written
             // carries the segment's.
@@ -205,9 +202,18 @@ impl SegmentWriter {
             let mut info = *info;
             info.postings_offset += postings_base;
             info.first_skip += skip_base;
+            if info.has_own_checksum() {
+                info.postings_crc = crc32c::crc32c(postings);
+            }
             let block = info.single_block.unwrap_or_default();
-            self.term_groups.push(&info, &block, skips, &mut records);
-            TermChecksums::of(postings).write_to(&mut sums);
+            self.term_groups
+                .push(&info, &block, skips, postings, &mut records)
+                .map_err(|_| {
+                    IndexError::InvalidArgument(format!(
+                        "segment {}: term records pass 4 GiB, more than one segment holds",
+                        self.name
+                    ))
+                })?;
             self.dictionary
                 .insert(batch.term(i), self.ordinal)
                 .map_err(|e| dictionary_error(&self.dictionary_path(), e))?;
@@ -216,7 +222,6 @@ impl SegmentWriter {
         self.postings.write_body(&batch.postings)?;
         self.skip.write_body(&batch.skip)?;
         self.term_infos.write_body(&records)?;
-        self.checksums.write_body(&sums)?;
         self.skip_entries += batch.skip_entries;
         self.postings_count += batch.postings_count;
         self.docs_bytes += batch.docs_bytes;
@@ -304,7 +309,6 @@ impl SegmentWriter {
         finished.push((FileKind::TermInfos, term_infos.finish()?));
         finished.push((FileKind::Skip, self.skip.finish()?));
         finished.push((FileKind::Postings, self.postings.finish()?));
-        finished.push((FileKind::Checksums, self.checksums.finish()?));
         let positions = match self.positions {
             Some((mut file, table)) => {
                 file.write_body(&table.into_bytes())?;
@@ -318,7 +322,7 @@ impl SegmentWriter {
             FileKind::Norms.extension()
         )));
         let mut norms = FileWriter::create(&norms_path, FileKind::Norms)?;
-        norms.write_body(&norms_body(&self.lengths))?;
+        norms.write_body(&encode_norms(&self.lengths))?;
         finished.push((FileKind::Norms, norms.finish()?));
         let store = self
             .store
@@ -393,15 +397,4 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), IndexError> {
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| IndexError::io(dir, e))
-}
-
-/// The norms file's body: every document's length (`u32` LE), then every document's norm byte
-/// ([`length_to_norm`]); see `docs/format.md`.
-fn norms_body(lengths: &[u32]) -> Vec<u8> {
-    let mut body = Vec::with_capacity(lengths.len() * 5);
-    for len in lengths {
-        body.extend_from_slice(&len.to_le_bytes());
-    }
-    body.extend(lengths.iter().map(|&len| length_to_norm(len)));
-    body
 }

@@ -860,7 +860,7 @@ fn prepare(
                     Ensured::Hit(_) => shared.counters.hits.fetch_add(1, Ordering::Relaxed),
                     Ensured::Loaded(_) => shared.counters.misses.fetch_add(1, Ordering::Relaxed),
                     // The query thread counts the miss when it reads storage.
-                    Ensured::Bypassed => 0,
+                    Ensured::Bypassed | Ensured::Inline => 0,
                 };
             })?;
             if ahead == Ahead::Yes {

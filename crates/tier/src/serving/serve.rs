@@ -510,7 +510,7 @@ impl<'r> Server<'r> {
                         Ensured::Hit(_) => counters.hits.fetch_add(1, Ordering::Relaxed),
                         Ensured::Loaded(_) => counters.misses.fetch_add(1, Ordering::Relaxed),
                         // The query thread counts the miss when it reads storage.
-                        Ensured::Bypassed => 0,
+                        Ensured::Bypassed | Ensured::Inline => 0,
                     };
                 })?;
             pipeline.publish(j, Prepared::new(terms, reserved));

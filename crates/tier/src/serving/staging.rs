@@ -81,7 +81,7 @@ impl Staging {
                 for &part in parts {
                     let ensured = self.ensure(cache, reader, (segment, *entry, part), prefetch)?;
                     tally(ensured);
-                    if ensured != Ensured::Bypassed {
+                    if !matches!(ensured, Ensured::Bypassed | Ensured::Inline) {
                         staged.push((segment, entry.ordinal, part));
                     }
                 }
