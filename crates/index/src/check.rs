@@ -22,7 +22,7 @@ use apcache_codec::BLOCK_LEN;
 use fst::Streamer;
 use serde::Serialize;
 
-use crate::format::{quantised_length, FileKind, FramedFile};
+use crate::format::{FileKind, FramedFile};
 use crate::manifest::{Manifest, MANIFEST};
 use crate::search::{length_to_norm, Bm25, TermEntry};
 use crate::segment::{SegmentMeta, SegmentReader};
@@ -208,9 +208,7 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
     );
 
     let documents = meta.documents();
-    let lengths: Vec<u32> = (0..documents)
-        .map(|local| reader.doc_length(local).unwrap_or(0))
-        .collect();
+    let lengths = reader.doc_lengths_in_order();
     let total_tokens: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
     let bm25 = Bm25::of_lengths(&lengths);
     if total_tokens != meta.total_tokens {
@@ -408,27 +406,24 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
                 }
             }
             // The format keeps lengths as their norm bytes.
-            let (best, min_len) = (
-                (best.0, quantised_length(best.1)),
-                quantised_length(min_len),
-            );
-            if (entry.best_freq, entry.best_doc_len) != best {
+            let (best, min_norm) = ((best.0, length_to_norm(best.1)), length_to_norm(min_len));
+            if (entry.best_freq, entry.best_norm) != best {
                 term_problem(
                     report,
                     &skip_file,
                     format!(
-                        "block {block}: skip entry's best posting (freq {}, length {}) is not the block's ({}, {})",
-                        entry.best_freq, entry.best_doc_len, best.0, best.1
+                        "block {block}: skip entry's best posting (freq {}, norm {}) is not the block's ({}, {})",
+                        entry.best_freq, entry.best_norm, best.0, best.1
                     ),
                 );
             }
-            if entry.max_freq != max_freq || entry.min_doc_len != min_len {
+            if entry.max_freq != max_freq || entry.min_norm != min_norm {
                 term_problem(
                     report,
                     &skip_file,
                     format!(
-                        "block {block}: skip entry bounds (max freq {}, min length {}) differ from the block's ({max_freq}, {min_len})",
-                        entry.max_freq, entry.min_doc_len
+                        "block {block}: skip entry bounds (max freq {}, min norm {}) differ from the block's ({max_freq}, {min_norm})",
+                        entry.max_freq, entry.min_norm
                     ),
                 );
             }

@@ -18,4 +18,4 @@ pub use norms::{encode_norms, NormsFile};
 pub use positions::{encode_term_positions, BlockPositionsReader, PositionsError, TermPositions};
 pub use skip_entry::{SkipEntries, SkipEntry};
 pub use term_groups::{TermGroups, TermGroupsWriter};
-pub use term_info::{quantised_length, TermInfo, SHORT_POSTINGS};
+pub use term_info::{TermInfo, SHORT_POSTINGS};

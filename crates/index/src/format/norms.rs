@@ -137,6 +137,22 @@ impl<'a> NormsFile<'a> {
         self.norm_bytes
     }
 
+    /// Every document's length, in local order: one pass over the groups, for the readers
+    /// that want them all (a segment's statistics at open, `check`, merges).
+    pub fn lengths(&self) -> Vec<u32> {
+        let mut lengths = Vec::with_capacity(self.norm_bytes.len());
+        for (group, norms) in self.norm_bytes.chunks(NORMS_GROUP).enumerate() {
+            let (offset, width) = self.group(group);
+            let width = width.min(32) as usize;
+            let start = (offset as usize).min(self.residuals.len());
+            let bytes = &self.residuals[start..];
+            for (i, &norm) in norms.iter().enumerate() {
+                lengths.push(norm_to_length(norm).wrapping_add(read_bits(bytes, i * width, width)));
+            }
+        }
+        lengths
+    }
+
     /// The length of the document at local index `local`, if there is one.
     #[inline]
     pub fn length(&self, local: u32) -> Option<u32> {
@@ -144,17 +160,25 @@ impl<'a> NormsFile<'a> {
         let norm = *self.norm_bytes.get(local)?;
         let (offset, width) = self.group(local / NORMS_GROUP);
         let width = width.min(32);
-        let bit = (offset as usize)
-            .saturating_mul(8)
-            .saturating_add((local % NORMS_GROUP) * width as usize);
-        let mut window = [0u8; 8];
-        let available = self.residuals.get(bit / 8..).unwrap_or(&[]);
-        let take = available.len().min(8);
-        window[..take].copy_from_slice(&available[..take]);
-        let bits = u64::from_le_bytes(window) >> (bit % 8);
-        let residual = (bits & ((1u64 << width) - 1)) as u32;
+        let bytes = self.residuals.get(offset as usize..).unwrap_or(&[]);
+        let residual = read_bits(
+            bytes,
+            (local % NORMS_GROUP) * width as usize,
+            width as usize,
+        );
         Some(norm_to_length(norm).wrapping_add(residual))
     }
+}
+
+/// The `width` (at most 32) bits of `bytes` from bit `bit` on; bits past the end read as 0.
+#[inline]
+fn read_bits(bytes: &[u8], bit: usize, width: usize) -> u32 {
+    let mut window = [0u8; 8];
+    let available = bytes.get(bit / 8..).unwrap_or(&[]);
+    let take = available.len().min(8);
+    window[..take].copy_from_slice(&available[..take]);
+    let bits = u64::from_le_bytes(window) >> (bit % 8);
+    (bits & ((1u64 << width) - 1)) as u32
 }
 
 #[cfg(test)]
@@ -172,6 +196,7 @@ mod tests {
         ) {
             let body = encode_norms(&lengths);
             let norms = NormsFile::new(&body, lengths.len() as u32).unwrap();
+            prop_assert_eq!(&norms.lengths(), &lengths);
             for (local, &length) in lengths.iter().enumerate() {
                 prop_assert_eq!(norms.length(local as u32), Some(length));
                 prop_assert_eq!(norms.norm_bytes()[local], length_to_norm(length));

@@ -1,7 +1,6 @@
 //! Skip entries: one per 256-posting block, so that queries can find, bound and skip blocks
 //! without decoding them.
 
-use crate::search::{length_to_norm, norm_to_length};
 use crate::IndexError;
 
 /// One block's skip entry.
@@ -11,11 +10,11 @@ use crate::IndexError;
 /// max_freq: u32 | best_freq: u32 | min_norm: u8 | best_norm: u8    (26 bytes, little-endian)
 /// ```
 /// Offsets are relative to the term's `postings_offset`. `first_doc` is also the base the
-/// block's d-gaps are taken against. `max_freq` and `min_doc_len` bound the BM25 score of any
+/// block's d-gaps are taken against. `max_freq` and `min_norm` bound the BM25 score of any
 /// posting of the block (the score grows with frequency and falls with document length).
-/// Lengths are stored as their norm bytes (Lucene's one-byte norms, which impacts store too)
-/// and read back as the shortest length of that byte ([`super::term_info::quantised_length`]),
-/// which bounds the block's scores under exact lengths and scores exactly under Lucene's norms.
+/// Lengths are kept as their norm bytes (Lucene's one-byte norms, which its impacts keep too):
+/// a byte stands for the shortest length it encodes, which scores exactly as the document
+/// does under Lucene's norms and bounds its score under exact lengths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SkipEntry {
     /// Smallest DID of the block.
@@ -28,13 +27,13 @@ pub struct SkipEntry {
     pub freqs_offset: u32,
     /// Largest frequency in the block.
     pub max_freq: u32,
-    /// Shortest document length (tokens) in the block, quantised to its norm byte's.
-    pub min_doc_len: u32,
+    /// The norm byte of the shortest document length in the block.
+    pub min_norm: u8,
     /// Frequency of the block's best posting: the one with the highest BM25 score under the
     /// segment's own statistics (k1 1.2, b 0.75, Lucene norms, the segment's average length).
     pub best_freq: u32,
-    /// Document length of that posting, quantised to its norm byte's.
-    pub best_doc_len: u32,
+    /// The norm byte of that posting's document length.
+    pub best_norm: u8,
 }
 
 impl SkipEntry {
@@ -72,9 +71,9 @@ impl SkipEntry {
             docs_offset: u32_at(2),
             freqs_offset: u32_at(3),
             max_freq: u32_at(4),
-            min_doc_len: norm_to_length(at[24]),
+            min_norm: at[24],
             best_freq: u32_at(5),
-            best_doc_len: norm_to_length(at[25]),
+            best_norm: at[25],
         }
     }
 }
@@ -95,8 +94,8 @@ impl SkipEntry {
         for (at, v) in bytes.chunks_exact_mut(4).zip(fields) {
             at.copy_from_slice(&v.to_le_bytes());
         }
-        bytes[24] = length_to_norm(self.min_doc_len);
-        bytes[25] = length_to_norm(self.best_doc_len);
+        bytes[24] = self.min_norm;
+        bytes[25] = self.best_norm;
         bytes
     }
 }

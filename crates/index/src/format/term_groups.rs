@@ -380,9 +380,9 @@ mod tests {
                 docs_offset: 0,
                 freqs_offset: info.docs_bytes,
                 max_freq: if lone { 2 } else { 3 },
-                min_doc_len: 5,
+                min_norm: 5,
                 best_freq: if lone { 2 } else { 3 },
-                best_doc_len: 5 + (doc_freq > 1) as u32,
+                best_norm: 5 + (doc_freq > 1) as u8,
             };
             let mut skips = Vec::new();
             if info.blocks() == 1 {

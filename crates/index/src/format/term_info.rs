@@ -20,7 +20,6 @@ use apcache_codec::BLOCK_LEN;
 
 use super::vbyte::{read_vbyte, write_vbyte};
 use super::SkipEntry;
-use crate::search::{length_to_norm, norm_to_length};
 
 /// Postings of at most this many bytes are covered by their group's checksum; longer ones by
 /// a checksum of their own in the term's record.
@@ -43,10 +42,9 @@ pub const SHORT_POSTINGS: u64 = 256;
 /// The postings crc is there when `docs_bytes + freqs_bytes` > [`SHORT_POSTINGS`]. A lone
 /// posting (doc_freq = 1) has no postings bytes: its document is `first_doc` and its frequency
 /// the total term frequency, so its entry's `max_freq` and `best_freq` are that, `last_doc` is
-/// `first_doc`, and its lengths are its norm's. A norm byte stands for the shortest length it
-/// encodes ([`norm_to_length`]), which scores exactly as the document does under Lucene's
-/// norms and bounds it from above under exact lengths. A single block's DIDs start at the
-/// term's postings and its frequencies at `docs_bytes`.
+/// `first_doc`, and `min_norm` and `best_norm` are its norm byte (see [`SkipEntry`] on norm
+/// bytes). A single block's DIDs start at the term's postings and its frequencies at
+/// `docs_bytes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TermInfo {
     /// Documents containing the term (postings in its list).
@@ -78,11 +76,6 @@ pub enum RecordError {
     /// The fields contradict each other (a zero document frequency, a frequency that
     /// cannot be).
     Inconsistent,
-}
-
-/// The shortest length of `length`'s norm byte: what a record keeps of a document length.
-pub fn quantised_length(length: u32) -> u32 {
-    norm_to_length(length_to_norm(length))
 }
 
 impl TermInfo {
@@ -121,7 +114,7 @@ impl TermInfo {
     }
 
     /// Appends the term's record; `block` is its skip entry when it has one block (and
-    /// ignored otherwise). Lengths in `block` are written as their norm bytes.
+    /// ignored otherwise).
     pub fn write_record(&self, block: &SkipEntry, out: &mut Vec<u8>) {
         let extra = self.total_term_freq - u64::from(self.doc_freq);
         write_vbyte(u64::from(self.doc_freq) << 1 | u64::from(extra > 0), out);
@@ -130,7 +123,7 @@ impl TermInfo {
         }
         if self.doc_freq == 1 {
             write_vbyte(u64::from(block.first_doc), out);
-            out.push(length_to_norm(block.min_doc_len));
+            out.push(block.min_norm);
             return;
         }
         write_vbyte(u64::from(self.docs_bytes), out);
@@ -144,8 +137,8 @@ impl TermInfo {
             ] {
                 write_vbyte(u64::from(v), out);
             }
-            out.push(length_to_norm(block.min_doc_len));
-            out.push(length_to_norm(block.best_doc_len));
+            out.push(block.min_norm);
+            out.push(block.best_norm);
         }
         if self.has_own_checksum() {
             out.extend_from_slice(&self.postings_crc.to_le_bytes());
@@ -184,16 +177,16 @@ impl TermInfo {
         if doc_freq == 1 {
             let first_doc = narrow(next()?)?;
             let freq = narrow(total_term_freq)?;
-            let length = norm_to_length(read_byte(bytes, pos)?);
+            let norm = read_byte(bytes, pos)?;
             info.single_block = Some(SkipEntry {
                 first_doc,
                 last_doc: first_doc,
                 docs_offset: 0,
                 freqs_offset: 0,
                 max_freq: freq,
-                min_doc_len: length,
+                min_norm: norm,
                 best_freq: freq,
-                best_doc_len: length,
+                best_norm: norm,
             });
             return Ok(info);
         }
@@ -214,9 +207,9 @@ impl TermInfo {
                 docs_offset: 0,
                 freqs_offset: info.docs_bytes,
                 max_freq: add(max_freq, 1)?,
-                min_doc_len: norm_to_length(min_norm),
+                min_norm,
                 best_freq: add(best_freq, 1)?,
-                best_doc_len: norm_to_length(best_norm),
+                best_norm,
             });
         }
         if info.has_own_checksum() {
@@ -249,9 +242,9 @@ mod tests {
             first_doc in 0u32..1 << 31,
             span in 0u32..1 << 20,
             max_freq in 1u32..1 << 20,
-            min_doc_len in 0u32..1 << 20,
+            min_norm in any::<u8>(),
             best in 0u32..1 << 20,
-            best_extra in 0u32..1 << 20,
+            best_norm in any::<u8>(),
         ) {
             let (docs_bytes, freqs_bytes) = match doc_freq {
                 1 => (0, 0),
@@ -273,16 +266,15 @@ mod tests {
             let block = if doc_freq == 1 {
                 let freq = u32::try_from(expected.total_term_freq).unwrap_or(u32::MAX);
                 expected.total_term_freq = u64::from(freq);
-                let length = quantised_length(min_doc_len);
                 SkipEntry {
                     first_doc,
                     last_doc: first_doc,
                     docs_offset: 0,
                     freqs_offset: 0,
                     max_freq: freq,
-                    min_doc_len: length,
+                    min_norm,
                     best_freq: freq,
-                    best_doc_len: length,
+                    best_norm: min_norm,
                 }
             } else {
                 SkipEntry {
@@ -291,9 +283,9 @@ mod tests {
                     docs_offset: 0,
                     freqs_offset: expected.docs_bytes,
                     max_freq,
-                    min_doc_len: quantised_length(min_doc_len),
+                    min_norm,
                     best_freq: best % max_freq + 1,
-                    best_doc_len: quantised_length(min_doc_len + best_extra),
+                    best_norm,
                 }
             };
             if expected.blocks() == 1 {
@@ -317,13 +309,6 @@ mod tests {
             }
         }
 
-        #[test]
-        fn a_quantised_length_has_its_norm_and_is_at_most_the_length(length in 0u32..=i32::MAX as u32) {
-            let q = quantised_length(length);
-            prop_assert!(q <= length);
-            prop_assert_eq!(length_to_norm(q), length_to_norm(length));
-            prop_assert_eq!(quantised_length(q), q);
-        }
     }
 
     #[test]

@@ -169,6 +169,16 @@ impl Bm25 {
         }
     }
 
+    /// [`Bm25::norm_inverse`] of the shortest length of norm byte `norm` (under Lucene's norms,
+    /// of every length of that byte).
+    #[inline]
+    pub fn norm_inverse_of_norm(&self, norm: u8) -> f32 {
+        match self.norms {
+            Norms::Lucene => self.norm_inverse[usize::from(norm)],
+            Norms::Exact => self.norm_inverse(norm_to_length(norm)),
+        }
+    }
+
     /// [`Bm25::norm_inverse`] of global DID `doc`, from its norm byte where the norms are
     /// Lucene's (one table load, no length conversion).
     #[inline]
@@ -192,6 +202,13 @@ impl Bm25 {
     #[inline]
     pub fn score(&self, weight: f32, freq: u32, length: u32) -> f32 {
         self.score_of_key(weight, self.saturation_key(freq, length))
+    }
+
+    /// [`Bm25::score`] for the shortest length of norm byte `norm`: a block's bound from the
+    /// norm bytes its skip entry keeps, with no length conversion under Lucene's norms.
+    #[inline]
+    pub fn score_of_norm(&self, weight: f32, freq: u32, norm: u8) -> f32 {
+        self.score_of_key(weight, Self::key_of(freq, self.norm_inverse_of_norm(norm)))
     }
 
     /// The score of a term of weight `weight` for a posting of saturation key `key`

@@ -65,9 +65,7 @@ impl IndexReader {
         let mut doc_count = 0;
         let mut segment_bm25 = Vec::with_capacity(segments.len());
         for segment in &segments {
-            let lengths: Vec<u32> = (0..segment.meta().documents())
-                .map(|local| segment.doc_length(local).unwrap_or(0))
-                .collect();
+            let lengths = segment.doc_lengths_in_order();
             doc_count += lengths.iter().filter(|&&l| l > 0).count() as u64;
             segment_bm25.push(Bm25::of_lengths(&lengths));
         }

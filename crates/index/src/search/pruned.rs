@@ -295,7 +295,7 @@ fn single_term(
         // rejected with a multiplication instead of a division. Lengths only lower the key,
         // so the key at the block's shortest length bounds every posting's.
         let mut floor = key_floor(weight, threshold);
-        let least = least_freq(bm25.norm_inverse(entry.min_doc_len), floor);
+        let least = least_freq(bm25.norm_inverse_of_norm(entry.min_norm), floor);
         let freqs = cursor.load_freqs(block)?;
         outcome.evaluated += freqs.len() as u64;
         let mut n = 0;

@@ -813,9 +813,9 @@ impl<'a> TermCursor<'a> {
     #[inline]
     pub fn entry_bound(&self, entry: &SkipEntry, bm25: &Bm25) -> f32 {
         if self.best_postings {
-            bm25.score(self.weight, entry.best_freq, entry.best_doc_len)
+            bm25.score_of_norm(self.weight, entry.best_freq, entry.best_norm)
         } else {
-            bm25.score(self.weight, entry.max_freq, entry.min_doc_len)
+            bm25.score_of_norm(self.weight, entry.max_freq, entry.min_norm)
         }
     }
 

@@ -1,8 +1,8 @@
 //! The norm bytes of a single-run segment's documents by global DID: each document's length
 //! as Lucene's one-byte norm ([`crate::search::length_to_norm`]), the index of the scorer's
-//! length-normalisation table. The norms file stores them beside the exact lengths, so a
-//! scoring loop finds a document's normalisation with two small loads (the byte, then the
-//! table entry) instead of a four-byte load and a conversion.
+//! length-normalisation table. The norms file stores them first, before what the exact lengths
+//! add to them ([`crate::format::NormsFile`]), so a scoring loop finds a document's
+//! normalisation with two small loads (the byte, then the table entry) and no conversion.
 
 /// The norm bytes of the documents `first..first + bytes.len()`.
 #[derive(Debug, Clone, Copy)]

@@ -643,6 +643,11 @@ impl SegmentReader {
         self.norms_file().length(local)
     }
 
+    /// Every document's length, in local order.
+    pub fn doc_lengths_in_order(&self) -> Vec<u32> {
+        self.norms_file().lengths()
+    }
+
     /// The norm byte ([`crate::search::length_to_norm`]) of the document at local index
     /// `local`, as the norms file stores it.
     pub fn norm_byte(&self, local: u32) -> Option<u8> {

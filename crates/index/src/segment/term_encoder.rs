@@ -9,8 +9,8 @@
 use apcache_codec::{BlockCodec, BLOCK_LEN};
 
 use super::DocMap;
-use crate::format::{encode_term_positions, quantised_length, SkipEntry, TermInfo};
-use crate::search::Bm25;
+use crate::format::{encode_term_positions, SkipEntry, TermInfo};
+use crate::search::{length_to_norm, Bm25};
 use crate::IndexError;
 
 /// Encoded terms, ready to be appended to a segment.
@@ -187,10 +187,9 @@ impl<'a> TermEncoder<'a> {
                 docs_offset,
                 freqs_offset,
                 max_freq: block_freqs.iter().copied().max().unwrap_or(0),
-                // As the format keeps them: the shortest length of their norm bytes.
-                min_doc_len: quantised_length(min_doc_len),
+                min_norm: length_to_norm(min_doc_len),
                 best_freq,
-                best_doc_len: quantised_length(best_doc_len),
+                best_norm: length_to_norm(best_doc_len),
             });
         }
         let docs_len = (out.postings.len() - postings_offset) as u32;
