@@ -148,6 +148,8 @@ pub struct QueryBenchReport {
     pub rows: Vec<Row>,
     /// Per engine, the bytes of its positions files.
     pub positions_bytes: BTreeMap<String, u64>,
+    /// Per engine, the bytes of its searchable index: every file but the stored documents.
+    pub searchable_bytes: BTreeMap<String, u64>,
 }
 
 /// Bytes of the files under `dir` whose names end in `.pos` (apcache's, tantivy's and
@@ -159,6 +161,33 @@ fn positions_bytes(dir: &Path) -> u64 {
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "pos"))
         .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// Bytes of the files under `dir` but the stored documents (apcache's and tantivy's `.store`,
+/// Lucene's stored fields `.fdt`, `.fdx`, `.fdm`) and lock files: an engine's searchable
+/// index. (The Lucene peer writes no compound files, so its stored fields are files of their
+/// own.)
+fn searchable_bytes(dir: &Path) -> u64 {
+    const STORED: [&str; 4] = ["store", "fdt", "fdx", "fdm"];
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let path = e.path();
+            let stored = path
+                .extension()
+                .is_some_and(|x| STORED.iter().any(|s| x == *s));
+            let lock = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n == "LOCK" || n.ends_with(".lock"));
+            !stored && !lock
+        })
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
         .map(|m| m.len())
         .sum()
 }
@@ -450,18 +479,30 @@ pub fn run(
             });
         }
     }
-    let mut sizes = BTreeMap::new();
-    sizes.insert("apcache".to_string(), positions_bytes(&apcache_dir));
-    sizes.insert("tantivy".to_string(), positions_bytes(&tantivy_dir));
-    for (run, index_dir) in config.lucenes.iter().zip(&lucene_indexes) {
-        sizes.insert(run.name.clone(), positions_bytes(index_dir));
+    let dirs = [
+        ("apcache", apcache_dir.as_path()),
+        ("tantivy", &tantivy_dir),
+    ]
+    .into_iter()
+    .chain(
+        config
+            .lucenes
+            .iter()
+            .zip(&lucene_indexes)
+            .map(|(run, dir)| (run.name.as_str(), dir.as_path())),
+    );
+    let (mut positions, mut searchable) = (BTreeMap::new(), BTreeMap::new());
+    for (engine, dir) in dirs {
+        positions.insert(engine.to_string(), positions_bytes(dir));
+        searchable.insert(engine.to_string(), searchable_bytes(dir));
     }
     Ok(QueryBenchReport {
         documents: documents.len(),
         queries: kept.len(),
         skipped,
         rows,
-        positions_bytes: sizes,
+        positions_bytes: positions,
+        searchable_bytes: searchable,
     })
 }
 
@@ -523,20 +564,30 @@ impl QueryBenchReport {
             "\ngoal (apcache at or below every peer on mean and p99 in every row): {}\n",
             if met { "met" } else { "NOT met" }
         );
-        let apcache_positions = self.positions_bytes.get("apcache").copied().unwrap_or(0);
-        out += "\npositions files (bytes; ratio = apcache / peer, goal <= 1):";
-        for (engine, bytes) in &self.positions_bytes {
-            out += &format!("  {engine} {bytes}");
-            if engine != "apcache" && *bytes > 0 {
-                out += &format!(" ({:.2})", apcache_positions as f64 / *bytes as f64);
-            }
-        }
         out += "\n";
+        out += &sizes_line("positions files", &self.positions_bytes);
+        out += &sizes_line(
+            "searchable index, all files but the stored documents",
+            &self.searchable_bytes,
+        );
         if !self.skipped.is_empty() {
             out += &format!("skipped (apcache refuses): {}\n", self.skipped.join("; "));
         }
         out
     }
+}
+
+/// One line of per-engine byte counts with apcache's ratio to each peer.
+fn sizes_line(what: &str, sizes: &BTreeMap<String, u64>) -> String {
+    let apcache = sizes.get("apcache").copied().unwrap_or(0);
+    let mut line = format!("{what} (bytes; ratio = apcache / peer, goal <= 1):");
+    for (engine, &bytes) in sizes {
+        line += &format!("  {engine} {bytes}");
+        if engine != "apcache" && bytes > 0 {
+            line += &format!(" ({:.3})", apcache as f64 / bytes as f64);
+        }
+    }
+    line + "\n"
 }
 
 #[cfg(test)]
@@ -608,6 +659,7 @@ mod tests {
                 engines,
             }],
             positions_bytes: BTreeMap::from([("apcache".into(), 50), ("lucene".into(), 100)]),
+            searchable_bytes: BTreeMap::from([("apcache".into(), 99), ("lucene".into(), 100)]),
         }
     }
 
@@ -627,7 +679,9 @@ mod tests {
         assert!(row.contains("0.83 / 0.80"), "{row}");
         assert!(row.contains("0.50 / 0.67"), "{row}");
         assert!(text.contains("every row): met"), "{text}");
-        assert!(text.contains("lucene 100 (0.50)"), "{text}");
+        assert!(text.contains("lucene 100 (0.500)"), "{text}");
+        assert!(text.contains("stored documents (bytes"), "{text}");
+        assert!(text.contains("lucene 100 (0.990)"), "{text}");
         // Slower than one peer on one figure: not met.
         assert!(report(5.0).to_text().contains("every row): NOT met"));
     }
