@@ -26,6 +26,16 @@ use crate::IndexError;
 /// 0.40-0.49 s with the threshold at one posting per word).
 const MAX_WORDS_PER_POSTING: u64 = 64;
 
+/// Postings of the rarer list per bitset word below which two lists are intersected a window
+/// at a time rather than on a bitset. A union's bitset replaces decoding that a union does
+/// anyway, so it pays down to a posting per 64 words; an intersection's replaces a window
+/// intersection that skips, whose cost follows the rarer list, while the bitset costs a pass
+/// over every word on top of decoding the denser list. So a pair meets on the bitset only
+/// when the rarer list is at least as long as the bitset (on the search-benchmark-game's
+/// two-word unions counted by inclusion-exclusion, the union's threshold made their
+/// intersections 1.2-1.6x slower).
+const MIN_PAIR_POSTINGS_PER_WORD: u64 = 1;
+
 /// The matches of the union of `terms` minus those of `excluded`, if the union is dense
 /// enough for a bitset to pay; `None` leaves the count to the caller.
 pub fn count_union(
@@ -35,9 +45,13 @@ pub fn count_union(
 ) -> Result<Option<(u64, SearchStats)>, IndexError> {
     if let ([a, b], true) = (&*terms, excluded.is_empty()) {
         // |A ∪ B| = |A| + |B| - |A ∩ B|: the intersection, led by the rarer list, skips most
-        // of a frequent one, where the bitset would decode all of it.
+        // of a frequent one, where the bitset would decode all of it; two dense lists of
+        // similar lengths meet on a bitset, as their conjunction's count does.
         let both = u64::from(a.doc_freq()) + u64::from(b.doc_freq());
-        let (common, stats) = count_intersection(terms, &mut [])?;
+        let (common, stats) = match count_dense_pair(segment, terms, &mut [])? {
+            Some(counted) => counted,
+            None => count_intersection(terms, &mut [])?,
+        };
         return Ok(Some((both - common, stats)));
     }
     let Some((first, words)) = did_range(segment) else {
@@ -75,7 +89,7 @@ fn did_range(segment: &SegmentReader) -> Option<(u32, usize)> {
 /// frequent terms, whose blocks the window intersection decodes and merges one by one, cost a
 /// few word operations per block here. `None` leaves the count to [`count_intersection`]:
 /// more than two terms, lists of very different lengths (the intersection skips most of the
-/// longer one), or a rarer list under one posting per [`MAX_WORDS_PER_POSTING`] words.
+/// longer one), or a rarer list under [`MIN_PAIR_POSTINGS_PER_WORD`] postings per word.
 pub fn count_dense_pair(
     segment: &SegmentReader,
     terms: &mut [TermCursor<'_>],
@@ -95,7 +109,7 @@ pub fn count_dense_pair(
     let Some((first, words)) = did_range(segment) else {
         return Ok(Some((0, SearchStats::default())));
     };
-    if u64::from(rarer.doc_freq()) * MAX_WORDS_PER_POSTING < words as u64 {
+    if u64::from(rarer.doc_freq()) < MIN_PAIR_POSTINGS_PER_WORD * words as u64 {
         return Ok(None);
     }
     let mut bits = vec![0u64; words];
