@@ -396,7 +396,7 @@ mod tests {
                     .write_to(&mut skips);
                 }
             }
-            if i as u64 % GROUP_TERMS == 0 {
+            if (i as u64).is_multiple_of(GROUP_TERMS) {
                 short_sums.push(0);
             }
             if !info.has_own_checksum() {
