@@ -104,8 +104,9 @@ impl TermGroupsWriter {
     /// Appends to `out` (the next bytes of the body) the record of the next term, whose
     /// postings start at `info.postings_offset` and whose skip entries at `info.first_skip`;
     /// `block` is its skip entry if it has one block, `skips` its encoded entries otherwise,
-    /// `postings` its postings bytes (for the group's checksum of short postings). Fails when
-    /// the records would pass 4 GiB, the most a group entry can point into.
+    /// `postings` its postings bytes, whose checksum goes into its record or into the group's
+    /// checksum of short postings (`info.postings_crc` is not read). Fails when the records
+    /// would pass 4 GiB, the most a group entry can point into.
     pub fn push(
         &mut self,
         info: &TermInfo,
@@ -124,15 +125,18 @@ impl TermGroupsWriter {
             };
             self.short_crc = 0;
         }
+        let mut info = *info;
+        if info.has_own_checksum() {
+            info.postings_crc = crc32c::crc32c(postings);
+        } else {
+            self.short_crc = crc32c::crc32c_append(self.short_crc, postings);
+        }
         let start = self.records.len();
         info.write_record(block, &mut self.records);
         out.extend_from_slice(&self.records[start..]);
         self.written += (self.records.len() - start) as u64;
         if info.blocks() > 1 {
             self.skips.extend_from_slice(skips);
-        }
-        if !info.has_own_checksum() {
-            self.short_crc = crc32c::crc32c_append(self.short_crc, postings);
         }
         self.in_group += 1;
         if self.in_group == GROUP_TERMS {

@@ -28,8 +28,13 @@ impl<'a> TermOpener<'a> {
         let Some(entry) = self.terms.entry(term, self.index) else {
             return Ok(None);
         };
+        // A lone posting is in the term's record: no source holds anything of it.
         let blocks = match self.source {
-            Some(source) if self.segment.direct().is_none() => source.blocks(self.index, &entry)?,
+            Some(source)
+                if self.segment.direct().is_none() && entry.info.lone_posting().is_none() =>
+            {
+                source.blocks(self.index, &entry)?
+            }
             _ => None,
         };
         TermCursor::with_blocks(self.segment, entry, weight, blocks).map(Some)

@@ -440,13 +440,16 @@ impl SegmentReader {
 
     /// Checks `crc`, the CRC32C of a copy of the term's postings (a cache's), against the
     /// term's checksum, and remembers a match. Postings short enough to share their group's
-    /// checksum are checked against the segment's own bytes, once those have been verified.
+    /// checksum are checked against the segment's own bytes, verified with their group the
+    /// first time.
     pub fn accept_postings(&self, entry: &TermEntry, crc: u32) -> Result<(), IndexError> {
         let info = &entry.info;
         let expected = if info.has_own_checksum() {
             info.postings_crc
         } else {
-            self.verify_short_postings(entry.ordinal)?;
+            if !self.verified.is_set(entry.ordinal, Verified::Postings) {
+                self.verify_short_postings(entry.ordinal)?;
+            }
             crc32c::crc32c(self.stored_postings(entry)?)
         };
         if expected != crc {

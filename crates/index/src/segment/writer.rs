@@ -202,9 +202,6 @@ impl SegmentWriter {
             let mut info = *info;
             info.postings_offset += postings_base;
             info.first_skip += skip_base;
-            if info.has_own_checksum() {
-                info.postings_crc = crc32c::crc32c(postings);
-            }
             let block = info.single_block.unwrap_or_default();
             self.term_groups
                 .push(&info, &block, skips, postings, &mut records)

@@ -36,10 +36,6 @@ impl PostingsSource for CacheSource<'_> {
         segment: usize,
         term: &TermEntry,
     ) -> Result<Option<Box<dyn TermBlocks + '_>>, IndexError> {
-        if term.info.lone_posting().is_some() {
-            // Kept in its record: neither a hit nor a miss.
-            return Ok(None);
-        }
         match self.cache.pin(segment, term, self.count_hits) {
             Some(pinned) => {
                 if self.count_hits {
