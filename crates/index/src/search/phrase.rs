@@ -7,7 +7,9 @@
 //! start (see [`crate::format::positions`]).
 
 use super::bm25::Bm25;
-use super::phrase_matcher::{exact_phrase_freq, exact_phrase_occurs, SloppyPhrase};
+use super::phrase_matcher::{
+    exact_phrase_freq, exact_phrase_occurs, phrase_starts, retain_starts, SloppyPhrase,
+};
 use super::postings_source::TermPositionBlocks;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
@@ -128,6 +130,10 @@ pub struct PhraseNode<'a> {
     /// The current document's phrase frequency, once computed (a match is found first, and
     /// the frequency only when the document is scored).
     freq: Option<f32>,
+    /// Scratch of [`PhraseNode::exact_matches`]: the terms by their frequency in the
+    /// document, and the phrase starts left.
+    in_doc_order: Vec<(u32, usize)>,
+    starts: Vec<u32>,
 }
 
 impl<'a> PhraseNode<'a> {
@@ -155,6 +161,8 @@ impl<'a> PhraseNode<'a> {
             weight,
             doc: 0,
             freq: None,
+            in_doc_order: Vec::new(),
+            starts: Vec::new(),
         }
     }
 
@@ -199,9 +207,9 @@ impl<'a> PhraseNode<'a> {
                 self.doc = NO_MORE_DOCS;
                 return Ok(NO_MORE_DOCS);
             }
+            self.freq = None;
             if self.occurs()? {
                 self.doc = candidate;
-                self.freq = None;
                 return Ok(candidate);
             }
             target = candidate + 1;
@@ -238,9 +246,13 @@ impl<'a> PhraseNode<'a> {
             // A candidate that occurs is scored, so its frequency is computed at once: one
             // pass over its positions instead of a check and then the count (a frequency is
             // above zero exactly where the phrase occurs).
-            self.load_positions()?;
             self.freq = None;
-            let freq = self.freq();
+            let freq = if self.reads_rarest_first() {
+                self.exact_matches()? as f32
+            } else {
+                self.load_positions()?;
+                self.freq()
+            };
             if freq > 0.0 {
                 total += 1;
                 top.push(Hit {
@@ -291,12 +303,50 @@ impl<'a> PhraseNode<'a> {
     /// Whether the phrase occurs in the document all cursors are on (its terms' positions
     /// there are read).
     fn occurs(&mut self) -> Result<bool, IndexError> {
+        if self.reads_rarest_first() {
+            let matches = self.exact_matches()?;
+            self.freq = Some(matches as f32);
+            return Ok(matches > 0);
+        }
         self.load_positions()?;
         let offsets = &self.offsets;
         Ok(match &mut self.sloppy {
             None => with_positions(&self.terms, |p| exact_phrase_occurs(p, offsets)),
             Some(sloppy) => with_positions(&self.terms, |p| sloppy.occurs(p)),
         })
+    }
+
+    /// Whether an exact match is found by [`Self::exact_matches`]: an exact phrase of three
+    /// or more terms. Two terms are merged or searched at once by the pair matcher, which
+    /// needs both lists whatever their order.
+    fn reads_rarest_first(&self) -> bool {
+        self.sloppy.is_none() && self.terms.len() > 2
+    }
+
+    /// The exact phrase frequency of the document all cursors are on. Positions are read term
+    /// by term, the fewest in the document first, each keeping the phrase starts where it
+    /// stands at its offset; once none is left, the other terms' positions are never read.
+    /// Most candidates of a phrase with a stop word fail on its rarer words, and so never
+    /// decode the stop word's long list.
+    fn exact_matches(&mut self) -> Result<u32, IndexError> {
+        self.in_doc_order.clear();
+        for (i, term) in self.terms.iter_mut().enumerate() {
+            self.in_doc_order.push((term.cursor.freq()?, i));
+        }
+        self.in_doc_order.sort_unstable();
+        for k in 0..self.in_doc_order.len() {
+            let term = &mut self.terms[self.in_doc_order[k].1];
+            term.load_positions(self.segment)?;
+            if k == 0 {
+                phrase_starts(&term.positions, term.offset, &mut self.starts);
+            } else {
+                retain_starts(&mut self.starts, &term.positions, term.offset);
+            }
+            if self.starts.is_empty() {
+                return Ok(0);
+            }
+        }
+        Ok(self.starts.len() as u32)
     }
 
     /// Reads every term's positions in the document all cursors are on.

@@ -75,6 +75,48 @@ fn count_exact(positions: &[&[u32]], offsets: &[u32], limit: u32) -> u32 {
     count
 }
 
+/// The starts an exact phrase can have given one of its terms: `p - offset` for each of the
+/// term's positions `p` (increasing) at or past its `offset`, written to `starts`.
+///
+/// With [`retain_starts`] for each further term, this counts the same places as
+/// [`exact_phrase_freq`] in any order of the terms, so the rarest can go first and a stop
+/// word's long list be read only where the others left a start.
+pub fn phrase_starts(positions: &[u32], offset: u32, starts: &mut Vec<u32>) {
+    starts.clear();
+    let first = positions.partition_point(|&p| p < offset);
+    starts.extend(positions[first..].iter().map(|&p| p - offset));
+}
+
+/// Keeps the `starts` (increasing) where a term at `offset` stands: `start + offset` is among
+/// its `positions` (increasing).
+pub fn retain_starts(starts: &mut Vec<u32>, positions: &[u32], offset: u32) {
+    let isa = Isa::detect();
+    let search = starts.len() * LOPSIDED < positions.len();
+    let (mut kept, mut at) = (0, 0);
+    for i in 0..starts.len() {
+        let start = starts[i];
+        let Some(want) = start.checked_add(offset) else {
+            break;
+        };
+        if search {
+            at += count_below(&positions[at..], want, isa);
+        } else {
+            while at < positions.len() && positions[at] < want {
+                at += 1;
+            }
+        }
+        match positions.get(at) {
+            None => break,
+            Some(&p) if p == want => {
+                starts[kept] = start;
+                kept += 1;
+            }
+            Some(_) => {}
+        }
+    }
+    starts.truncate(kept);
+}
+
 /// One list this many times longer than the other is searched, not merged: a stop word's
 /// positions in a long document against a rare word's few.
 const LOPSIDED: usize = 8;
@@ -573,6 +615,23 @@ mod tests {
             let lists: Vec<Vec<u32>> = phrase.iter().map(|&t| positions_of(&doc, t)).collect();
             let slices: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
             prop_assert_eq!(exact_phrase_occurs(&slices, &offsets), freq > 0);
+        }
+
+        #[test]
+        fn starts_in_any_term_order_count_every_place(
+            (doc, phrase, offsets) in case(),
+            rotate in 0usize..5,
+        ) {
+            let lists: Vec<Vec<u32>> = phrase.iter().map(|&t| positions_of(&doc, t)).collect();
+            prop_assume!(lists.iter().all(|l| !l.is_empty()));
+            let mut order: Vec<usize> = (0..phrase.len()).collect();
+            order.rotate_left(rotate % phrase.len());
+            let mut starts = Vec::new();
+            phrase_starts(&lists[order[0]], offsets[order[0]], &mut starts);
+            for &i in &order[1..] {
+                retain_starts(&mut starts, &lists[i], offsets[i]);
+            }
+            prop_assert_eq!(starts.len() as u32, exact_by_scan(&doc, &phrase, &offsets));
         }
 
         #[test]
