@@ -321,3 +321,71 @@ fn a_phrase_with_a_term_missing_from_the_index_matches_nothing() {
     let (total, hits) = all_hits(&f.reader, &phrase);
     assert_eq!((total, hits.len()), (0, 0));
 }
+
+/// Phrases of a rare word with a word of every document (whose blocks are stored as bitsets,
+/// which the phrase tests for each candidate without decoding) and a word of some, in both
+/// orders, exact and sloppy, against the scan.
+#[test]
+fn a_rare_word_beside_a_word_of_every_document_matches_the_scan() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let docs: Vec<Document> = (0..3000)
+        .map(|id| {
+            let mut words = vec!["the"];
+            for _ in 0..(4 + next() % 12) {
+                // "rare" in about 2.5% of the documents: under 1/16 of the others' counts.
+                words.push(match next() % 400 {
+                    0 => "rare",
+                    1..=120 => "some",
+                    121..=240 => "the",
+                    _ => "filler",
+                });
+            }
+            Document {
+                id: Some(id.to_string()),
+                title: String::new(),
+                body: words.join(" "),
+            }
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    build_index_from_documents(&docs, dir.path(), &IndexOptions::default(), |_, _| {}).unwrap();
+    let f = Fixture {
+        reader: IndexReader::open(dir.path()).unwrap(),
+        direct: IndexReader::open_with(dir.path(), LoadMode::Direct).unwrap(),
+        _dir: dir,
+        docs,
+    };
+    let phrases: [&[&str]; 6] = [
+        &["the", "rare"],
+        &["rare", "the"],
+        &["the", "some", "rare"],
+        &["rare", "the", "some"],
+        &["some", "the", "the", "rare"],
+        &["the", "rare", "the"],
+    ];
+    for words in phrases {
+        for slop in [0, 2] {
+            let phrase = PhraseQuery {
+                terms: (0u32..).zip(words.iter().map(|w| w.to_string())).collect(),
+                slop,
+            };
+            let want = reference(&f, &phrase);
+            // Every phrase here matches somewhere once slop lets the words reorder.
+            assert!(slop == 0 || !want.is_empty(), "{phrase:?} matches nothing");
+            assert!(!want.is_empty() || slop == 0, "{phrase:?} matches nothing");
+            let query = Query::Phrase(phrase);
+            for reader in [&f.reader, &f.direct] {
+                let (total, got) = all_hits(reader, &query);
+                assert_eq!(total as usize, want.len(), "{query}: count");
+                assert_same_scores(&query, &got, &want);
+                assert_pruned_top_k(reader, &query);
+            }
+        }
+    }
+}

@@ -39,6 +39,11 @@ impl PositionsRegion<'_> {
     }
 }
 
+/// A term with this many times the lead's documents is tested for each candidate
+/// ([`TermCursor::holds_and_stays`]) rather than advanced to it: the candidates skip most of
+/// its postings, and a test of one bit leaves a block stored as a bitset undecoded.
+const MEMBERSHIP_RATIO: u64 = 16;
+
 /// One term of a phrase in one segment: its cursor and its positions.
 pub struct PhraseTerm<'a> {
     cursor: TermCursor<'a>,
@@ -130,9 +135,7 @@ pub struct PhraseNode<'a> {
     /// The current document's phrase frequency, once computed (a match is found first, and
     /// the frequency only when the document is scored).
     freq: Option<f32>,
-    /// Scratch of [`PhraseNode::exact_matches`]: the terms by their frequency in the
-    /// document, and the phrase starts left.
-    in_doc_order: Vec<(u32, usize)>,
+    /// Scratch of [`PhraseNode::exact_matches`]: the phrase starts left.
     starts: Vec<u32>,
 }
 
@@ -161,7 +164,6 @@ impl<'a> PhraseNode<'a> {
             weight,
             doc: 0,
             freq: None,
-            in_doc_order: Vec::new(),
             starts: Vec::new(),
         }
     }
@@ -283,6 +285,7 @@ impl<'a> PhraseNode<'a> {
     /// Leapfrogs the cursors, rarest first, to the first DID at least `target` that all hold.
     fn align(&mut self, target: u32) -> Result<u32, IndexError> {
         let lead = self.by_cost[0];
+        let lead_freq = u64::from(self.terms[lead].cursor.doc_freq());
         let mut candidate = self.terms[lead].cursor.advance(target)?;
         'search: loop {
             if candidate == NO_MORE_DOCS {
@@ -290,7 +293,17 @@ impl<'a> PhraseNode<'a> {
             }
             for k in 1..self.by_cost.len() {
                 let i = self.by_cost[k];
-                let doc = self.terms[i].cursor.advance(candidate)?;
+                let cursor = &mut self.terms[i].cursor;
+                if u64::from(cursor.doc_freq()) >= MEMBERSHIP_RATIO * lead_freq {
+                    // A list much denser than the lead: a bit test in a block stored as a
+                    // bitset, which stays undecoded unless the candidate's positions are read.
+                    if !cursor.holds_and_stays(candidate)? {
+                        candidate = self.terms[lead].cursor.advance(candidate + 1)?;
+                        continue 'search;
+                    }
+                    continue;
+                }
+                let doc = cursor.advance(candidate)?;
                 if doc > candidate {
                     candidate = self.terms[lead].cursor.advance(doc)?;
                     continue 'search;
@@ -324,18 +337,13 @@ impl<'a> PhraseNode<'a> {
     }
 
     /// The exact phrase frequency of the document all cursors are on. Positions are read term
-    /// by term, the fewest in the document first, each keeping the phrase starts where it
-    /// stands at its offset; once none is left, the other terms' positions are never read.
-    /// Most candidates of a phrase with a stop word fail on its rarer words, and so never
-    /// decode the stop word's long list.
+    /// by term, rarest first (the conjunction's order), each keeping the phrase starts where
+    /// it stands at its offset; once none is left, the other terms' positions are never read,
+    /// nor their frequencies decoded. Most candidates of a phrase with a stop word fail on its
+    /// rarer words, and so never touch the stop word's frequencies or long position lists.
     fn exact_matches(&mut self) -> Result<u32, IndexError> {
-        self.in_doc_order.clear();
-        for (i, term) in self.terms.iter_mut().enumerate() {
-            self.in_doc_order.push((term.cursor.freq()?, i));
-        }
-        self.in_doc_order.sort_unstable();
-        for k in 0..self.in_doc_order.len() {
-            let term = &mut self.terms[self.in_doc_order[k].1];
+        for k in 0..self.by_cost.len() {
+            let term = &mut self.terms[self.by_cost[k]];
             term.load_positions(self.segment)?;
             if k == 0 {
                 phrase_starts(&term.positions, term.offset, &mut self.starts);
