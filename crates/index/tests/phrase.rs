@@ -15,14 +15,19 @@ use proptest::prelude::*;
 /// Few words, so that phrases match often.
 const VOCABULARY: [&str; 5] = ["ant", "bee", "cat", "dog", "eel"];
 
-fn documents(seed: u64, count: usize) -> Vec<Document> {
+/// A xorshift generator: the same documents for the same seed.
+fn xorshift(seed: u64) -> impl FnMut() -> u64 {
     let mut state = seed | 1;
-    let mut next = move || {
+    move || {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
         state
-    };
+    }
+}
+
+fn documents(seed: u64, count: usize) -> Vec<Document> {
+    let mut next = xorshift(seed);
     (0..count)
         .map(|id| {
             let title_words = (next() % 3) as usize;
@@ -327,13 +332,7 @@ fn a_phrase_with_a_term_missing_from_the_index_matches_nothing() {
 /// orders, exact and sloppy, against the scan.
 #[test]
 fn a_rare_word_beside_a_word_of_every_document_matches_the_scan() {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     let docs: Vec<Document> = (0..3000)
         .map(|id| {
             let mut words = vec!["the"];
