@@ -313,8 +313,8 @@ impl<'a> PhraseNode<'a> {
         }
     }
 
-    /// Whether the phrase occurs in the document all cursors are on (its terms' positions
-    /// there are read).
+    /// Whether the phrase occurs in the document all cursors are on (the positions that
+    /// answer it are read: every term's, or for [`Self::exact_matches`] those it needs).
     fn occurs(&mut self) -> Result<bool, IndexError> {
         if self.reads_rarest_first() {
             let matches = self.exact_matches()?;
