@@ -137,6 +137,9 @@ pub struct PhraseNode<'a> {
     freq: Option<f32>,
     /// Scratch of [`PhraseNode::exact_matches`]: the phrase starts left.
     starts: Vec<u32>,
+    /// Whether the phrase is two distinct terms (a tighter sloppy bound, see
+    /// [`PhraseNode::freq_bound`]).
+    distinct_pair: bool,
 }
 
 impl<'a> PhraseNode<'a> {
@@ -153,6 +156,7 @@ impl<'a> PhraseNode<'a> {
             let ids: Vec<usize> = terms.iter().map(|t| t.term_id).collect();
             SloppyPhrase::new(&ids, &offsets, slop)
         });
+        let distinct_pair = terms.len() == 2 && terms[0].term_id != terms[1].term_id;
         let mut by_cost: Vec<usize> = (0..terms.len()).collect();
         by_cost.sort_by_key(|&i| terms[i].cursor.doc_freq());
         PhraseNode {
@@ -165,6 +169,7 @@ impl<'a> PhraseNode<'a> {
             doc: 0,
             freq: None,
             starts: Vec::new(),
+            distinct_pair,
         }
     }
 
@@ -268,7 +273,8 @@ impl<'a> PhraseNode<'a> {
     /// An upper bound on the phrase frequency in the document all cursors are on, from the
     /// terms' frequencies there: an exact match takes one occurrence of every term, so there
     /// are at most as many as the rarest term has; a sloppy sweep moves a cursor on for every
-    /// match but the last, and each weighs at most 1.
+    /// match but the last, and each weighs at most 1; with two distinct terms, at most twice
+    /// the rarer one's frequency plus one.
     fn freq_bound(&mut self) -> Result<f32, IndexError> {
         let (mut least, mut sum) = (u32::MAX, 0u64);
         for term in &mut self.terms {
@@ -276,9 +282,13 @@ impl<'a> PhraseNode<'a> {
             least = least.min(freq);
             sum += u64::from(freq);
         }
+        let sweep_moves = (sum + 1).saturating_sub(self.terms.len() as u64);
         Ok(match self.sloppy {
             None => least as f32,
-            Some(_) => (sum + 1).saturating_sub(self.terms.len() as u64) as f32,
+            // Two distinct terms: the least cursor alternates between them, so the sweep takes
+            // at most `2 · least + 1` turns, and each ends in at most one match.
+            Some(_) if self.distinct_pair => sweep_moves.min(2 * u64::from(least) + 1) as f32,
+            Some(_) => sweep_moves as f32,
         })
     }
 

@@ -659,6 +659,12 @@ mod tests {
                 // cursor on, and weighs at most 1.
                 let bound = lists.iter().map(Vec::len).sum::<usize>() + 1 - lists.len();
                 prop_assert!(freq <= bound as f32, "{} > {}", freq, bound);
+                // Two distinct terms: the least cursor alternates between them, and each
+                // turn ends in at most one match.
+                if distinct && lists.len() == 2 {
+                    let least = lists.iter().map(Vec::len).min().unwrap();
+                    prop_assert!(freq <= (2 * least + 1) as f32, "{} > 2 x {} + 1", freq, least);
+                }
             }
             // Every exact place is a sloppy one of span 0.
             if exact_freq(&doc, &phrase, &offsets) > 0 {
