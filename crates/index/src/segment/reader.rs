@@ -447,10 +447,7 @@ impl SegmentReader {
         let expected = if info.has_own_checksum() {
             info.postings_crc
         } else {
-            if !self.verified.is_set(entry.ordinal, Verified::Postings) {
-                self.verify_short_postings(entry.ordinal)?;
-            }
-            crc32c::crc32c(self.stored_postings(entry)?)
+            crc32c::crc32c(self.verified_postings(entry)?)
         };
         if expected != crc {
             return Err(self.damaged(entry.ordinal, None, "postings checksum mismatch"));
