@@ -114,10 +114,15 @@ fn plan(values: &[u32], exceptions: bool, aligned_highs: bool) -> Plan {
             best = (size, Plan::Constant { value: values[0] });
         }
     }
+    // `wider_than[b]`: the values wider than `b` bits (the exceptions at width `b`).
+    let mut wider_than = [0usize; 33];
+    for b in (0..max_b as usize).rev() {
+        wider_than[b] = wider_than[b + 1] + histogram[b + 1];
+    }
     for b in 0..max_b {
         // Widths above `max_b` are empty.
         let wider = &histogram[b as usize + 1..=max_b as usize];
-        let e: usize = wider.iter().sum();
+        let e = wider_than[b as usize];
         let lows = horizontal::packed_len(n, b);
         let hb = max_b - b;
         let highs = if aligned_highs {

@@ -21,6 +21,7 @@
 //! written (`merge_dir`).
 
 mod arena;
+mod document_terms;
 mod posting_table;
 mod tail_pool;
 
@@ -201,13 +202,8 @@ impl Shared<'_> {
         }
         self.arena_bytes
             .fetch_max(table.arena_bytes() as u64, Ordering::Relaxed);
-        let name = format!(
-            "seg_{:06}",
-            self.next_segment.fetch_add(1, Ordering::Relaxed)
-        );
         let start = Instant::now();
-        let out = self.flush_dir.as_deref().unwrap_or(self.dir);
-        let mut meta = table.flush(out, &name, self.flush_codec())?;
+        let mut meta = table.flush(self.flush_codec())?;
         meta.dir = self.flush_dir.clone();
         add_ns(&self.flush_ns, start);
         let start = Instant::now();
@@ -237,6 +233,14 @@ impl Shared<'_> {
         let share = table_share(self.options.memory_budget, self.options.threads);
         for (first, batch) in batches {
             let start = Instant::now();
+            if !table.has_segment() {
+                let name = format!(
+                    "seg_{:06}",
+                    self.next_segment.fetch_add(1, Ordering::Relaxed)
+                );
+                let out = self.flush_dir.as_deref().unwrap_or(self.dir);
+                table.begin_segment(out, &name)?;
+            }
             for (i, doc) in batch.iter().enumerate() {
                 table.add_document(first + i as u32, doc, &self.analyzer)?;
             }

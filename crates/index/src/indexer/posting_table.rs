@@ -4,17 +4,18 @@
 //! placement is configurable; the hash table and the growing tails ([`TailPool`]) stay in
 //! process memory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use apcache_codec::BLOCK_LEN;
 use compact_str::CompactString;
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
 
 use super::arena::{ArenaPlacement, BlockArena};
+use super::document_terms::{hash_term, DocumentTerms, TermOccurrences};
 use super::tail_pool::{deinterleave, Tail, TailPool};
 use crate::analyzer::Analyzer;
 use crate::ingest::Document;
-use crate::segment::{compress_block, DocMap, SegmentMeta, SegmentWriter, STORE_BLOCK_TARGET};
+use crate::segment::{DocMap, SegmentMeta, SegmentWriter, StoreWriter};
 use crate::IndexError;
 
 /// Terms up to this many bytes are stored inside the hash entry (`CompactString`).
@@ -26,62 +27,106 @@ pub struct PostingTable {
     arena: BlockArena,
     tails: TailPool,
     contents: Contents,
+    /// The document being inverted.
+    document: DocumentTerms,
+    /// The segment the next flush writes: its directory, its name, and its store, which the
+    /// stored documents stream to as they arrive (so they hold no memory of the table's).
+    segment: Option<(PathBuf, String, StoreWriter)>,
     /// Whether positions are kept.
     keep_positions: bool,
 }
 
-/// A term's entry in the hash table. The term's newest posting lives here, in the entry itself,
-/// until a later document brings the term again: most tokens repeat a term already seen in the
-/// same document, and they then touch only this entry (short terms are stored inline in the
-/// key, so the lookup itself follows no pointer).
-#[derive(Clone, Copy)]
-struct TermSlot {
-    /// DID of the newest posting.
-    doc: u32,
-    /// Its frequency so far.
-    freq: u32,
+/// A term's entry in the hash table: everything a new posting of the term touches, in one
+/// cache line (short terms are stored inline in the key, so the lookup follows no pointer).
+struct TermEntry {
+    term: CompactString,
+    /// The postings after the sealed blocks.
+    tail: Tail,
     /// Index of the term's list of sealed blocks.
     id: u32,
-    /// The postings between the sealed blocks and the newest one.
-    tail: Tail,
-    /// The position of the term's last occurrence (positions are kept as gaps from it).
-    last_position: u32,
+    /// When positions are kept: every occurrence's position as a VByte, the first of each
+    /// document as it is, the others as gaps from the one before.
+    positions: Vec<u8>,
 }
 
 /// What a flush writes and empties.
 #[derive(Default)]
 struct Contents {
-    ids: FxHashMap<CompactString, TermSlot>,
+    terms: HashTable<TermEntry>,
     /// Per term, the arena numbers of its sealed blocks.
     sealed: Vec<Vec<u32>>,
-    /// Per term, when positions are kept: every occurrence's position as a VByte, the first
-    /// of each document as it is, the others as gaps from the one before.
-    positions: Vec<Vec<u8>>,
     docs: DocMap,
     lengths: Vec<u32>,
-    /// Stored documents, compressed a block at a time as they arrive (as the segment's store
-    /// will hold them), with each block's document count; then the raw block being filled.
-    store_blocks: Vec<(Vec<u8>, u32)>,
-    raw_block: Vec<u8>,
-    raw_block_docs: u32,
     bytes: usize,
     postings: u64,
+    /// One posting's positions as VBytes, before they are appended to the term's.
+    encoded_positions: Vec<u8>,
 }
 
 impl Contents {
-    /// Compresses the raw store block, if it holds any document.
-    fn seal_store_block(&mut self) -> Result<(), IndexError> {
-        if self.raw_block_docs == 0 {
-            return Ok(());
+    /// Adds posting `(did, freq)` of one term of a document, and its positions.
+    fn add_posting(
+        &mut self,
+        did: u32,
+        occurrences: TermOccurrences<'_>,
+        arena: &mut BlockArena,
+        tails: &mut TailPool,
+    ) -> Result<(), IndexError> {
+        let TermOccurrences {
+            term,
+            hash,
+            freq,
+            positions,
+        } = occurrences;
+        let entry = match self.terms.find_mut(hash, |e| e.term.as_bytes() == term) {
+            Some(entry) => entry,
+            None => {
+                let term = std::str::from_utf8(term)
+                    .map_err(|_| IndexError::InvalidArgument("a token that is not UTF-8".into()))?;
+                let id = self.sealed.len() as u32;
+                self.sealed.push(Vec::new());
+                if term.len() > KEY_INLINE_BYTES {
+                    self.bytes += term.len();
+                }
+                let entry = TermEntry {
+                    term: CompactString::new(term),
+                    tail: Tail::default(),
+                    id,
+                    positions: Vec::new(),
+                };
+                self.terms
+                    .insert_unique(hash, entry, |e| hash_term(e.term.as_bytes()))
+                    .into_mut()
+            }
+        };
+        if let Some((&first, rest)) = positions.split_first() {
+            // Encoded where the cache is warm, then appended in one copy.
+            let encoded = &mut self.encoded_positions;
+            encoded.clear();
+            push_vbyte(encoded, first);
+            let mut last = first;
+            for &position in rest {
+                push_vbyte(encoded, position - last);
+                last = position;
+            }
+            let list = &mut entry.positions;
+            let capacity = list.capacity();
+            list.extend_from_slice(encoded);
+            self.bytes += list.capacity() - capacity;
         }
-        let mut block = Vec::with_capacity(self.raw_block.len() / 2);
-        compress_block(&self.raw_block, &mut block)?;
-        block.shrink_to_fit();
-        self.bytes += block.capacity() + 32;
-        self.bytes -= self.raw_block.capacity();
-        self.store_blocks.push((block, self.raw_block_docs));
-        self.raw_block = Vec::new();
-        self.raw_block_docs = 0;
+        if entry.tail.is_full_block() {
+            let mut block = [[0u32; BLOCK_LEN]; 2];
+            for (i, pair) in tails.pairs(&entry.tail).chunks_exact(2).enumerate() {
+                block[0][i] = pair[0];
+                block[1][i] = pair[1];
+            }
+            let number = arena.push(&block[0], &block[1])?;
+            self.sealed[entry.id as usize].push(number);
+            self.bytes += 4;
+            TailPool::reset(&mut entry.tail);
+        }
+        tails.push(&mut entry.tail, did, freq);
+        self.postings += 1;
         Ok(())
     }
 }
@@ -97,6 +142,8 @@ impl PostingTable {
             arena: BlockArena::new(placement)?,
             tails: TailPool::default(),
             contents: Contents::default(),
+            document: DocumentTerms::new(keep_positions),
+            segment: None,
             keep_positions,
         })
     }
@@ -106,15 +153,17 @@ impl PostingTable {
     /// and the heap parts that [`Contents::bytes`] tracks.
     pub fn bytes(&self) -> usize {
         let c = &self.contents;
-        let entry = std::mem::size_of::<(CompactString, TermSlot)>();
-        let sort_entry = std::mem::size_of::<(&str, TermSlot)>();
+        let entry = std::mem::size_of::<TermEntry>();
+        let sort_entry = std::mem::size_of::<(&[u8], &TermEntry)>();
         c.bytes
-            + c.ids.capacity() * (entry + 1)
-            + c.ids.len() * sort_entry
+            + c.terms.capacity() * (entry + 1)
+            + c.terms.len() * sort_entry
             + c.sealed.capacity() * std::mem::size_of::<Vec<u32>>()
-            + c.positions.capacity() * std::mem::size_of::<Vec<u8>>()
             + c.lengths.capacity() * 4
-            + c.store_blocks.capacity() * std::mem::size_of::<(Vec<u8>, u32)>()
+            + self
+                .segment
+                .as_ref()
+                .map_or(0, |(_, _, store)| store.buffered_bytes())
             + self.arena.allocated_bytes()
             + self.tails.allocated_bytes()
     }
@@ -134,157 +183,100 @@ impl PostingTable {
         self.contents.lengths.len()
     }
 
-    /// Inverts `doc` as global DID `did` (greater than every DID already held).
+    /// Starts segment `name` in `dir`, which the next [`PostingTable::flush`] writes: the
+    /// documents added from now on are stored in its store file as they arrive.
+    pub fn begin_segment(&mut self, dir: &Path, name: &str) -> Result<(), IndexError> {
+        if self.segment.is_some() {
+            return Err(IndexError::InvalidArgument(
+                "a segment is already begun".into(),
+            ));
+        }
+        let store = SegmentWriter::open_store(dir, name)?;
+        self.segment = Some((dir.to_path_buf(), name.to_owned(), store));
+        Ok(())
+    }
+
+    /// Whether a segment is begun (and not yet flushed).
+    pub fn has_segment(&self) -> bool {
+        self.segment.is_some()
+    }
+
+    /// Inverts `doc` as global DID `did` (greater than every DID already held), into the
+    /// segment begun by [`PostingTable::begin_segment`].
     pub fn add_document(
         &mut self,
         did: u32,
         doc: &Document,
         analyzer: &Analyzer,
     ) -> Result<(), IndexError> {
-        let arena = &mut self.arena;
-        let tails = &mut self.tails;
-        let this = &mut self.contents;
-        let keep_positions = self.keep_positions;
+        let Some((_, _, store)) = &mut self.segment else {
+            return Err(IndexError::InvalidArgument(
+                "a document added before a segment was begun".into(),
+            ));
+        };
+        let document = &mut self.document;
+        document.clear();
         let mut length = 0u32;
-        let mut failure = None;
         // The title and the body are one stream of positions, as if joined by a space.
         let mut offset = 0u32;
         for text in [doc.title.as_str(), doc.body.as_str()] {
             let words = analyzer.for_each_token_with_position(text, |position, token| {
-                let position = offset.saturating_add(position);
                 length += 1;
-                let slot = match this.ids.get_mut(token) {
-                    Some(slot) => slot,
-                    None => {
-                        let id = this.sealed.len() as u32;
-                        this.sealed.push(Vec::new());
-                        if keep_positions {
-                            let mut first = Vec::new();
-                            push_vbyte(&mut first, position);
-                            this.bytes += first.capacity();
-                            this.positions.push(first);
-                        }
-                        if token.len() > KEY_INLINE_BYTES {
-                            this.bytes += token.len();
-                        }
-                        this.postings += 1;
-                        this.ids.insert(
-                            CompactString::new(token),
-                            TermSlot {
-                                doc: did,
-                                freq: 1,
-                                id,
-                                tail: Tail::default(),
-                                last_position: position,
-                            },
-                        );
-                        return;
-                    }
-                };
-                if keep_positions {
-                    let value = if slot.doc == did {
-                        position.wrapping_sub(slot.last_position)
-                    } else {
-                        position
-                    };
-                    let list = &mut this.positions[slot.id as usize];
-                    let capacity = list.capacity();
-                    push_vbyte(list, value);
-                    this.bytes += list.capacity() - capacity;
-                    slot.last_position = position;
-                }
-                if slot.doc == did {
-                    slot.freq += 1;
-                    return;
-                }
-                // A new document for the term: its newest posting moves to the tail.
-                if slot.tail.is_full_block() {
-                    let mut block = [[0u32; BLOCK_LEN]; 2];
-                    for (i, pair) in tails.pairs(&slot.tail).chunks_exact(2).enumerate() {
-                        block[0][i] = pair[0];
-                        block[1][i] = pair[1];
-                    }
-                    match arena.push(&block[0], &block[1]) {
-                        Ok(number) => this.sealed[slot.id as usize].push(number),
-                        Err(e) => {
-                            failure.get_or_insert(e);
-                            return;
-                        }
-                    }
-                    this.bytes += 4;
-                    TailPool::reset(&mut slot.tail);
-                }
-                tails.push(&mut slot.tail, slot.doc, slot.freq);
-                slot.doc = did;
-                slot.freq = 1;
-                this.postings += 1;
+                document.add(token, offset.saturating_add(position));
             });
             offset = offset.saturating_add(words);
         }
-        if let Some(e) = failure {
-            return Err(e);
-        }
+        let (arena, tails, this) = (&mut self.arena, &mut self.tails, &mut self.contents);
+        document.for_each(|occurrences| this.add_posting(did, occurrences, arena, tails))?;
         // A store block never spans two runs of DIDs (see `SegmentWriter::add_stored_raw`).
         if this.docs.runs().last().is_some_and(|r| r[0] + r[1] != did) {
-            this.seal_store_block()?;
+            store.cut()?;
         }
+        store.add_document(&doc.title, &doc.body)?;
         this.docs.push(did);
         this.lengths.push(length);
-        let before = this.raw_block.capacity();
-        crate::segment::append_raw(&doc.title, &doc.body, &mut this.raw_block);
-        this.raw_block_docs += 1;
-        this.bytes += this.raw_block.capacity() - before;
-        if this.raw_block.len() >= STORE_BLOCK_TARGET {
-            this.seal_store_block()?;
-        }
         Ok(())
     }
 
-    /// Writes everything held as segment `name` of `dir` and empties the table.
-    pub fn flush(
-        &mut self,
-        dir: &Path,
-        name: &str,
-        codec: apcache_codec::CodecKind,
-    ) -> Result<SegmentMeta, IndexError> {
-        let mut table = std::mem::take(&mut self.contents);
-        table.seal_store_block()?;
-        let mut writer = SegmentWriter::create(dir, name, codec, table.docs, table.lengths)?;
+    /// Writes everything held as the segment begun by [`PostingTable::begin_segment`] and
+    /// empties the table.
+    pub fn flush(&mut self, codec: apcache_codec::CodecKind) -> Result<SegmentMeta, IndexError> {
+        let (dir, name, store) = self
+            .segment
+            .take()
+            .ok_or_else(|| IndexError::InvalidArgument("no segment was begun".into()))?;
+        let table = std::mem::take(&mut self.contents);
+        let mut writer =
+            SegmentWriter::create_with_store(&dir, &name, codec, table.docs, table.lengths, store)?;
         if self.keep_positions {
             writer.keep_positions()?;
         }
         let mut positions = Vec::new();
-        let mut order: Vec<(&str, TermSlot)> = table
-            .ids
+        let mut order: Vec<(&[u8], &TermEntry)> = table
+            .terms
             .iter()
-            .map(|(t, &slot)| (t.as_str(), slot))
+            .map(|entry| (entry.term.as_bytes(), entry))
             .collect();
-        order.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        order.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let (mut docs, mut freqs) = (Vec::new(), Vec::new());
-        for (term, slot) in order {
+        for (_, entry) in order {
             docs.clear();
             freqs.clear();
-            for &block in &table.sealed[slot.id as usize] {
+            for &block in &table.sealed[entry.id as usize] {
                 let (block_docs, block_freqs) = self.arena.block(block);
                 docs.extend_from_slice(block_docs);
                 freqs.extend_from_slice(block_freqs);
             }
-            deinterleave(self.tails.pairs(&slot.tail), &mut docs, &mut freqs);
-            docs.push(slot.doc);
-            freqs.push(slot.freq);
+            deinterleave(self.tails.pairs(&entry.tail), &mut docs, &mut freqs);
             let positions = if self.keep_positions {
-                let bytes = &table.positions[slot.id as usize];
-                decode_positions(bytes, &freqs, &mut positions).ok_or_else(|| {
-                    IndexError::InvalidArgument(format!("term {term:?}: positions lost"))
+                decode_positions(&entry.positions, &freqs, &mut positions).ok_or_else(|| {
+                    IndexError::InvalidArgument(format!("term {:?}: positions lost", entry.term))
                 })?;
                 Some(positions.as_slice())
             } else {
                 None
             };
-            writer.add_term(term.as_bytes(), &docs, &freqs, positions)?;
-        }
-        for (block, docs) in &table.store_blocks {
-            writer.add_stored_block(block, *docs)?;
+            writer.add_term(entry.term.as_bytes(), &docs, &freqs, positions)?;
         }
         self.arena.release();
         self.tails.release();

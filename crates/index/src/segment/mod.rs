@@ -19,7 +19,7 @@ pub use doc_map::DocMap;
 pub use meta::{FileMeta, SegmentMeta};
 pub use norm_bytes::NormBytes;
 pub use reader::{EntriesInOrder, SegmentReader, METADATA_FILES};
-pub(crate) use store::{append_raw, compress_block, StoreWriter, STORE_BLOCK_TARGET};
+pub(crate) use store::StoreWriter;
 pub use store::{snippet, StoredDocument};
 pub use term_encoder::{EncodedTerms, TermEncoder};
 pub use uncached_file::{UncachedFile, UncachedReads};

@@ -47,7 +47,7 @@ pub fn snippet(text: &str, max_chars: usize) -> String {
 }
 
 /// Appends one document to a raw store block.
-pub(crate) fn append_raw(title: &str, body: &str, out: &mut Vec<u8>) {
+fn append_raw(title: &str, body: &str, out: &mut Vec<u8>) {
     write_vbyte(title.len() as u64, out);
     out.extend_from_slice(title.as_bytes());
     write_vbyte(body.len() as u64, out);
@@ -58,21 +58,36 @@ pub(crate) fn append_raw(title: &str, body: &str, out: &mut Vec<u8>) {
 /// [`BLOCK_TARGET`], so it is at most that plus one document (the document size limit).
 const MAX_RAW_BLOCK: usize = 1 << 30;
 
-/// Raw bytes at which a block is closed.
-pub(crate) const STORE_BLOCK_TARGET: usize = BLOCK_TARGET;
-
 /// Appends the stored form of the raw block `raw` (header and zstd frame) to `out`.
-pub(crate) fn compress_block(raw: &[u8], out: &mut Vec<u8>) -> Result<(), IndexError> {
-    let compressed = zstd::bulk::compress(raw, ZSTD_LEVEL)
-        .map_err(|e| IndexError::io(std::path::Path::new("<store block>"), e))?;
-    let mut lengths = [0u8; 8];
-    lengths[..4].copy_from_slice(&(raw.len() as u32).to_le_bytes());
-    lengths[4..].copy_from_slice(&(compressed.len() as u32).to_le_bytes());
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&lengths), &compressed);
-    out.extend_from_slice(&lengths);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out.extend_from_slice(&compressed);
-    Ok(())
+fn compress_block(raw: &[u8], out: &mut Vec<u8>) -> Result<(), IndexError> {
+    thread_local! {
+        /// A compression context and an output buffer (a new context costs as much as
+        /// compressing a few kilobytes).
+        static CONTEXT: std::cell::RefCell<Option<(zstd::bulk::Compressor<'static>, Vec<u8>)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let io_error = |e| IndexError::io(std::path::Path::new("<store block>"), e);
+    CONTEXT
+        .with(|context| {
+            let mut context = context.borrow_mut();
+            let (compressor, compressed) = match context.as_mut() {
+                Some(c) => c,
+                None => context.insert((zstd::bulk::Compressor::new(ZSTD_LEVEL)?, Vec::new())),
+            };
+            compressed.clear();
+            compressed.reserve(zstd::zstd_safe::compress_bound(raw.len()));
+            // Writes the frame from the start of `compressed`.
+            compressor.compress_to_buffer(raw, compressed)?;
+            let mut lengths = [0u8; 8];
+            lengths[..4].copy_from_slice(&(raw.len() as u32).to_le_bytes());
+            lengths[4..].copy_from_slice(&(compressed.len() as u32).to_le_bytes());
+            let crc = crc32c::crc32c_append(crc32c::crc32c(&lengths), compressed);
+            out.extend_from_slice(&lengths);
+            out.extend_from_slice(&crc.to_le_bytes());
+            out.extend_from_slice(compressed);
+            Ok(())
+        })
+        .map_err(io_error)
 }
 
 /// Decompresses a zstd `frame` of `raw_len` bytes into `out` (cleared first), with a
@@ -99,6 +114,8 @@ fn decompress_into(frame: &[u8], raw_len: usize, out: &mut Vec<u8>) -> std::io::
 pub(crate) struct StoreWriter {
     out: FileWriter,
     raw: Vec<u8>,
+    /// The last block compressed (a buffer kept for the next).
+    compressed: Vec<u8>,
     docs: u32,
     block_first: u32,
     index: Vec<(u32, u64)>,
@@ -109,6 +126,7 @@ impl StoreWriter {
         StoreWriter {
             out,
             raw: Vec::new(),
+            compressed: Vec::new(),
             docs: 0,
             block_first: 0,
             index: Vec::new(),
@@ -123,6 +141,21 @@ impl StoreWriter {
             self.flush_block()?;
         }
         Ok(())
+    }
+
+    /// Adds a document given by its title and body.
+    pub(crate) fn add_document(&mut self, title: &str, body: &str) -> Result<(), IndexError> {
+        append_raw(title, body, &mut self.raw);
+        self.docs += 1;
+        if self.raw.len() >= BLOCK_TARGET {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    /// Heap bytes held: the block being filled and the last one compressed.
+    pub(crate) fn buffered_bytes(&self) -> usize {
+        self.raw.capacity() + self.compressed.capacity()
     }
 
     /// Ends the current block here, so that the next document starts a new one.
@@ -150,10 +183,10 @@ impl StoreWriter {
         if self.docs == self.block_first {
             return Ok(());
         }
-        let mut block = Vec::new();
-        compress_block(&self.raw, &mut block)?;
+        self.compressed.clear();
+        compress_block(&self.raw, &mut self.compressed)?;
         self.index.push((self.block_first, self.out.position()));
-        self.out.write_body(&block)?;
+        self.out.write_body(&self.compressed)?;
         self.raw.clear();
         self.block_first = self.docs;
         Ok(())

@@ -59,6 +59,31 @@ impl SegmentWriter {
         docs: DocMap,
         lengths: Vec<u32>,
     ) -> Result<SegmentWriter, IndexError> {
+        let store = Self::open_store(dir, name)?;
+        Self::create_with_store(dir, name, codec_kind, docs, lengths, store)
+    }
+
+    /// Opens the store file of segment `name` in `dir`, to fill before the rest of the
+    /// segment is written (an indexing thread streams its stored documents there) and hand to
+    /// [`SegmentWriter::create_with_store`].
+    pub(crate) fn open_store(dir: &Path, name: &str) -> Result<StoreWriter, IndexError> {
+        let path = dir.join(format!("{name}.{}", FileKind::Store.extension()));
+        Ok(StoreWriter::new(FileWriter::create(
+            &temporary(&path),
+            FileKind::Store,
+        )?))
+    }
+
+    /// [`SegmentWriter::create`] with a store already opened by
+    /// [`SegmentWriter::open_store`] for the same directory and name.
+    pub(crate) fn create_with_store(
+        dir: &Path,
+        name: &str,
+        codec_kind: CodecKind,
+        docs: DocMap,
+        lengths: Vec<u32>,
+        store: StoreWriter,
+    ) -> Result<SegmentWriter, IndexError> {
         if docs.len() as usize != lengths.len() {
             return Err(IndexError::InvalidArgument(format!(
                 "{} documents but {} lengths",
@@ -90,7 +115,7 @@ impl SegmentWriter {
             skip: open(FileKind::Skip)?,
             postings: open(FileKind::Postings)?,
             positions: None,
-            store: Some(StoreWriter::new(open(FileKind::Store)?)),
+            store: Some(store),
             ordinal: 0,
             skip_entries: 0,
             postings_count: 0,
@@ -254,12 +279,6 @@ impl SegmentWriter {
     /// Gives back the store writer taken by [`SegmentWriter::take_store`].
     pub(crate) fn put_store(&mut self, store: StoreWriter) {
         self.store = Some(store);
-    }
-
-    /// Appends a compressed store block (as [`crate::segment::compress_block`] makes it) of
-    /// the next `docs` documents; it must not span two runs of the DocMap.
-    pub(crate) fn add_stored_block(&mut self, block: &[u8], docs: u32) -> Result<(), IndexError> {
-        self.store()?.copy_block(block, docs)
     }
 
     /// Appends the stored documents `locals` of another segment's store by copying its
