@@ -97,9 +97,21 @@ fn aligned_high_bytes(hb: u32) -> usize {
 /// high parts and takes exceptions only where they save [`SIMD_EXCEPTION_SAVING`].
 fn plan(values: &[u32], exceptions: bool, aligned_highs: bool) -> Plan {
     let n = values.len();
+    // Four histograms summed at the end: consecutive values of the same width would otherwise
+    // wait on each other's increment of one counter.
+    let mut partial = [[0u32; 33]; 4];
+    let mut quads = values.chunks_exact(4);
+    for quad in &mut quads {
+        for (histogram, &v) in partial.iter_mut().zip(quad) {
+            histogram[bit_width(v) as usize] += 1;
+        }
+    }
+    for &v in quads.remainder() {
+        partial[0][bit_width(v) as usize] += 1;
+    }
     let mut histogram = [0usize; 33];
-    for &v in values {
-        histogram[bit_width(v) as usize] += 1;
+    for (w, count) in histogram.iter_mut().enumerate() {
+        *count = partial.iter().map(|h| h[w] as usize).sum();
     }
     let max_b = histogram.iter().rposition(|&c| c > 0).unwrap_or(0) as u32;
     let plain = Plan::Plain { b: max_b };
@@ -187,17 +199,19 @@ pub(crate) fn encode(values: &[u32], layout: Layout, exceptions: bool, out: &mut
             out.push(MODE_BITMAP << 6 | b as u8);
             out.push(hb as u8);
             pack_lows(values, b, layout, out);
-            let bitmap_at = out.len();
-            out.resize(bitmap_at + values.len().div_ceil(8), 0);
-            let mut highs = [0u32; BLOCK_LEN];
+            // Without branches: every value's high part is written, and kept by moving on
+            // only where it is an exception.
+            let mut bitmap = [0u8; BLOCK_LEN / 8];
+            let mut highs = [0u32; BLOCK_LEN + 1];
             let mut e = 0;
             for (i, &v) in values.iter().enumerate() {
-                if bit_width(v) > b {
-                    out[bitmap_at + i / 8] |= 1 << (i % 8);
-                    highs[e] = v >> b;
-                    e += 1;
-                }
+                let high = v >> b;
+                let exception = high != 0;
+                bitmap[i / 8] |= u8::from(exception) << (i % 8);
+                highs[e] = high;
+                e += usize::from(exception);
             }
+            out.extend_from_slice(&bitmap[..values.len().div_ceil(8)]);
             let highs = &highs[..e];
             if aligned_highs {
                 let width = aligned_high_bytes(hb);
