@@ -130,15 +130,37 @@ impl<'a> TermPositions<'a> {
     /// Appends every posting's positions to `out`, `freqs[i]` for posting `i` (the term's
     /// whole list of frequencies).
     pub fn read_all(&self, freqs: &[u32], out: &mut Vec<u32>) -> Result<(), PositionsError> {
-        let mut reader = BlockPositionsReader::default();
+        // Whole blocks at a time: every chunk decoded straight into `out`, then each
+        // document's gaps turned into positions in one pass (a merge reads every position).
+        let codec = positions_codec();
         for (b, block_freqs) in freqs.chunks(BLOCK_LEN).enumerate() {
-            reader.reset();
             let block = self.block(b)?;
-            let total = block_freqs.iter().map(|&f| f as usize).sum();
-            let mut first = 0;
-            for &f in block_freqs {
-                reader.read(block, total, first, f as usize, out)?;
-                first += f as usize;
+            let total: usize = block_freqs.iter().map(|&f| f as usize).sum();
+            let chunks = total.div_ceil(BLOCK_LEN);
+            let block_start = out.len();
+            out.resize(block_start + total, 0);
+            for c in 0..chunks {
+                let (start, stop) = chunk_range(block, chunks, c)?;
+                let at = block_start + c * BLOCK_LEN;
+                let len = BLOCK_LEN.min(total - c * BLOCK_LEN);
+                codec.decode_freqs(&block[start..stop], &mut out[at..at + len])?;
+            }
+            let mut at = block_start;
+            for &freq in block_freqs {
+                let Some(gaps) = (freq as usize).checked_sub(1) else {
+                    return Err(PositionsError::Malformed(
+                        "positions past the block's values",
+                    ));
+                };
+                let mut position = out[at];
+                for value in &mut out[at + 1..at + 1 + gaps] {
+                    position = position
+                        .checked_add(*value)
+                        .and_then(|p| p.checked_add(1))
+                        .ok_or(PositionsError::Malformed("position gaps out of range"))?;
+                    *value = position;
+                }
+                at += 1 + gaps;
             }
         }
         Ok(())
