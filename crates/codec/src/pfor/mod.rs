@@ -146,7 +146,9 @@ fn plan(values: &[u32], exceptions: bool, aligned_highs: bool) -> Plan {
         if bitmap < best.0 {
             best = (bitmap, Plan::Bitmap { b, hb });
         }
-        if e <= 255 {
+        // Each exception's high part takes at least a byte: skip the pricing when even that
+        // does not beat the best so far.
+        if e <= 255 && 2 + lows + 2 * e < best.0 {
             let highs: usize = wider
                 .iter()
                 .enumerate()
@@ -201,17 +203,19 @@ pub(crate) fn encode(values: &[u32], layout: Layout, exceptions: bool, out: &mut
             pack_lows(values, b, layout, out);
             // Without branches: every value's high part is written, and kept by moving on
             // only where it is an exception.
-            let mut bitmap = [0u8; BLOCK_LEN / 8];
             let mut highs = [0u32; BLOCK_LEN + 1];
             let mut e = 0;
-            for (i, &v) in values.iter().enumerate() {
-                let high = v >> b;
-                let exception = high != 0;
-                bitmap[i / 8] |= u8::from(exception) << (i % 8);
-                highs[e] = high;
-                e += usize::from(exception);
+            for eight in values.chunks(8) {
+                let mut bits = 0u8;
+                for (i, &v) in eight.iter().enumerate() {
+                    let high = v >> b;
+                    let exception = high != 0;
+                    bits |= u8::from(exception) << i;
+                    highs[e] = high;
+                    e += usize::from(exception);
+                }
+                out.push(bits);
             }
-            out.extend_from_slice(&bitmap[..values.len().div_ceil(8)]);
             let highs = &highs[..e];
             if aligned_highs {
                 let width = aligned_high_bytes(hb);
