@@ -9,7 +9,7 @@
 //!   analyzes title and body one after the other as one field), with frequencies and field
 //!   norms, without positions ([`IndexRecordOption::WithFreqs`]) unless asked for, not stored;
 //! - `title` and `body` stored only, so that the doc store holds the text apcache's store holds,
-//!   compressed like apcache's: zstd level 1 in blocks of 64 KiB;
+//!   compressed like apcache's: zstd level 1 in blocks of 16 KiB;
 //! - with [`TantivyTokenizer::Apcache`], the tokens are apcache's own, produced by
 //!   [`Analyzer::default`] (UAX #29 words, lowercased, as Lucene's `StandardAnalyzer`), so the
 //!   comparison measures the indexing machinery rather than the analyzers.
@@ -49,8 +49,8 @@ pub const MEMORY_BUDGET_PER_THREAD_MAX: usize = u32::MAX as usize - 1_000_000 - 
 /// The zstd level of the doc store, apcache's (`segment::store`).
 const DOCSTORE_ZSTD_LEVEL: i32 = 1;
 
-/// The raw size of a doc-store block, apcache's (about 64 KiB).
-const DOCSTORE_BLOCK_BYTES: usize = 64 * 1024;
+/// The raw size of a doc-store block, apcache's (16 KiB, `segment::store`).
+const DOCSTORE_BLOCK_BYTES: usize = 16 * 1024;
 
 /// Which analyzer tantivy indexes the `text` field with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]

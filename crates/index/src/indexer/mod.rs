@@ -21,6 +21,7 @@
 //! written (`merge_dir`).
 
 mod arena;
+mod byte_slices;
 mod document_terms;
 mod posting_table;
 mod tail_pool;
@@ -154,7 +155,9 @@ const FLUSH_RESERVE: usize = 32 << 20;
 fn table_share(budget: usize, threads: usize) -> usize {
     let threads = threads.max(1);
     let reserved = PROCESS_RESERVE + threads * FLUSH_RESERVE;
-    (budget.saturating_sub(reserved) / threads).max(budget / threads / 4)
+    let share = (budget.saturating_sub(reserved) / threads).max(budget / threads / 4);
+    // A table's positions live in one pool of 32-bit addresses.
+    share.min(byte_slices::ByteSlices::MAX_BYTES / 2)
 }
 
 /// Codec of segments flushed only to be merged: encodes several times faster than

@@ -11,6 +11,7 @@ use compact_str::CompactString;
 use hashbrown::HashTable;
 
 use super::arena::{ArenaPlacement, BlockArena};
+use super::byte_slices::{ByteSlices, ByteStream};
 use super::document_terms::{hash_term, DocumentTerms, TermOccurrences};
 use super::tail_pool::{deinterleave, Tail, TailPool};
 use crate::analyzer::Analyzer;
@@ -46,7 +47,7 @@ struct TermEntry {
     id: u32,
     /// When positions are kept: every occurrence's position as a VByte, the first of each
     /// document as it is, the others as gaps from the one before.
-    positions: Vec<u8>,
+    positions: ByteStream,
 }
 
 /// What a flush writes and empties.
@@ -55,6 +56,8 @@ struct Contents {
     terms: HashTable<TermEntry>,
     /// Per term, the arena numbers of its sealed blocks.
     sealed: Vec<Vec<u32>>,
+    /// The terms' position streams.
+    positions: ByteSlices,
     docs: DocMap,
     lengths: Vec<u32>,
     bytes: usize,
@@ -92,7 +95,7 @@ impl Contents {
                     term: CompactString::new(term),
                     tail: Tail::default(),
                     id,
-                    positions: Vec::new(),
+                    positions: ByteStream::default(),
                 };
                 self.terms
                     .insert_unique(hash, entry, |e| hash_term(e.term.as_bytes()))
@@ -109,10 +112,15 @@ impl Contents {
                 push_vbyte(encoded, position - last);
                 last = position;
             }
-            let list = &mut entry.positions;
-            let capacity = list.capacity();
-            list.extend_from_slice(encoded);
-            self.bytes += list.capacity() - capacity;
+            self.positions
+                .append(&mut entry.positions, encoded)
+                .ok_or_else(|| {
+                    IndexError::InvalidArgument(
+                        "the positions of one indexing batch passed 4 GiB: give the build less \
+                         memory or smaller documents"
+                            .into(),
+                    )
+                })?;
         }
         if entry.tail.is_full_block() {
             let mut block = [[0u32; BLOCK_LEN]; 2];
@@ -160,6 +168,7 @@ impl PostingTable {
             + c.terms.len() * sort_entry
             + c.sealed.capacity() * std::mem::size_of::<Vec<u32>>()
             + c.lengths.capacity() * 4
+            + c.positions.allocated_bytes()
             + self
                 .segment
                 .as_ref()
@@ -252,6 +261,7 @@ impl PostingTable {
             writer.keep_positions()?;
         }
         let mut positions = Vec::new();
+        let mut position_bytes = Vec::new();
         let mut order: Vec<(&[u8], &TermEntry)> = table
             .terms
             .iter()
@@ -269,7 +279,9 @@ impl PostingTable {
             }
             deinterleave(self.tails.pairs(&entry.tail), &mut docs, &mut freqs);
             let positions = if self.keep_positions {
-                decode_positions(&entry.positions, &freqs, &mut positions).ok_or_else(|| {
+                position_bytes.clear();
+                table.positions.read(&entry.positions, &mut position_bytes);
+                decode_positions(&position_bytes, &freqs, &mut positions).ok_or_else(|| {
                     IndexError::InvalidArgument(format!("term {:?}: positions lost", entry.term))
                 })?;
                 Some(positions.as_slice())
