@@ -1,8 +1,10 @@
 //! The in-memory inverted index of one indexing thread: a hash table from term to a chain of
 //! posting blocks (structure of arrays: 256 DIDs, 256 frequencies), flushed to a segment when
 //! it outgrows its share of the memory budget. Full blocks move to a [`BlockArena`], whose
-//! placement is configurable; the hash table and the growing tails ([`TailPool`]) stay in
-//! process memory.
+//! placement is configurable; the hash table, the growing tails ([`TailPool`]) and the
+//! positions ([`ByteSlices`]) stay in process memory. A document reaches the table through a
+//! [`DocumentTerms`], once per distinct term; its stored text goes straight to the store file
+//! of the segment the table will be flushed as.
 
 use std::path::{Path, PathBuf};
 
