@@ -19,6 +19,9 @@ pub(super) fn hash_term(term: &[u8]) -> u64 {
     hasher.finish()
 }
 
+/// Entries each buffer keeps between documents (a few hundred KiB in all).
+const KEPT_ENTRIES: usize = 1 << 14;
+
 /// A distinct term of the document.
 #[derive(Debug, Clone, Copy)]
 struct DocumentTerm {
@@ -68,13 +71,20 @@ impl DocumentTerms {
         }
     }
 
-    /// Forgets the last document, keeping the memory.
+    /// Forgets the last document, keeping the memory of a document of ordinary length (an
+    /// outsized one's is given back).
     pub(super) fn clear(&mut self) {
         self.table.clear();
+        // Empty: nothing to rehash.
+        self.table.shrink_to(KEPT_ENTRIES, |_| 0);
         self.terms.clear();
+        self.terms.shrink_to(KEPT_ENTRIES);
         self.text.clear();
+        self.text.shrink_to(KEPT_ENTRIES * 8);
         self.occurrences.clear();
+        self.occurrences.shrink_to(KEPT_ENTRIES);
         self.grouped.clear();
+        self.grouped.shrink_to(KEPT_ENTRIES);
     }
 
     /// Counts one occurrence of `token` at `position` (positions come in increasing order).

@@ -537,10 +537,8 @@ fn build(
     // The final commit: the merge's, or, when it had nothing to do, one of its own.
     manifest.build = None;
     let generation = manifest.generation;
-    if options.merge {
-        release_freed_memory();
-    }
     let merge = if options.merge {
+        release_freed_memory();
         merge_all(
             dir,
             &mut manifest,

@@ -39,8 +39,8 @@ pub struct PostingTable {
     keep_positions: bool,
 }
 
-/// A term's entry in the hash table: everything a new posting of the term touches, in one
-/// cache line (short terms are stored inline in the key, so the lookup follows no pointer).
+/// A term's entry in the hash table: everything a new posting of the term touches, in 56
+/// bytes (short terms are stored inline in the key, so the lookup follows no pointer).
 struct TermEntry {
     term: CompactString,
     /// The postings after the sealed blocks.
@@ -333,4 +333,12 @@ fn decode_positions(bytes: &[u8], freqs: &[u32], out: &mut Vec<u32>) -> Option<(
         }
     }
     (at == bytes.len()).then_some(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_term_entry_takes_56_bytes() {
+        assert_eq!(std::mem::size_of::<super::TermEntry>(), 56);
+    }
 }
