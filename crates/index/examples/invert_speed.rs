@@ -38,7 +38,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for doc in &documents {
             for text in [doc.title.as_str(), doc.body.as_str()] {
                 analyzer.for_each_token_with_position(text, |_, token| {
-                    tokens += token.len() as u64 / 64 + 1;
+                    std::hint::black_box(token);
+                    tokens += 1;
                 });
             }
         }

@@ -203,7 +203,7 @@ pub(crate) fn encode(values: &[u32], layout: Layout, exceptions: bool, out: &mut
             pack_lows(values, b, layout, out);
             // Without branches: every value's high part is written, and kept by moving on
             // only where it is an exception.
-            let mut highs = [0u32; BLOCK_LEN + 1];
+            let mut highs = [0u32; BLOCK_LEN];
             let mut e = 0;
             for eight in values.chunks(8) {
                 let mut bits = 0u8;

@@ -61,33 +61,31 @@ const MAX_RAW_BLOCK: usize = 1 << 30;
 /// Appends the stored form of the raw block `raw` (header and zstd frame) to `out`.
 fn compress_block(raw: &[u8], out: &mut Vec<u8>) -> Result<(), IndexError> {
     thread_local! {
-        /// A compression context and an output buffer (a new context costs as much as
-        /// compressing a few kilobytes).
-        static CONTEXT: std::cell::RefCell<Option<(zstd::bulk::Compressor<'static>, Vec<u8>)>> =
+        /// A compression context: making one costs as much as compressing a few kilobytes.
+        static CONTEXT: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
             const { std::cell::RefCell::new(None) };
     }
-    let io_error = |e| IndexError::io(std::path::Path::new("<store block>"), e);
-    CONTEXT
+    let start = out.len();
+    let frame_at = start + BLOCK_HEADER_LEN;
+    out.resize(frame_at + zstd::zstd_safe::compress_bound(raw.len()), 0);
+    let frame_len = CONTEXT
         .with(|context| {
             let mut context = context.borrow_mut();
-            let (compressor, compressed) = match context.as_mut() {
+            let compressor = match context.as_mut() {
                 Some(c) => c,
-                None => context.insert((zstd::bulk::Compressor::new(ZSTD_LEVEL)?, Vec::new())),
+                None => context.insert(zstd::bulk::Compressor::new(ZSTD_LEVEL)?),
             };
-            compressed.clear();
-            compressed.reserve(zstd::zstd_safe::compress_bound(raw.len()));
-            // Writes the frame from the start of `compressed`.
-            compressor.compress_to_buffer(raw, compressed)?;
-            let mut lengths = [0u8; 8];
-            lengths[..4].copy_from_slice(&(raw.len() as u32).to_le_bytes());
-            lengths[4..].copy_from_slice(&(compressed.len() as u32).to_le_bytes());
-            let crc = crc32c::crc32c_append(crc32c::crc32c(&lengths), compressed);
-            out.extend_from_slice(&lengths);
-            out.extend_from_slice(&crc.to_le_bytes());
-            out.extend_from_slice(compressed);
-            Ok(())
+            compressor.compress_to_buffer(raw, &mut out[frame_at..])
         })
-        .map_err(io_error)
+        .map_err(|e| IndexError::io(std::path::Path::new("<store block>"), e))?;
+    out.truncate(frame_at + frame_len);
+    let mut lengths = [0u8; 8];
+    lengths[..4].copy_from_slice(&(raw.len() as u32).to_le_bytes());
+    lengths[4..].copy_from_slice(&(frame_len as u32).to_le_bytes());
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&lengths), &out[frame_at..]);
+    out[start..start + 8].copy_from_slice(&lengths);
+    out[start + 8..frame_at].copy_from_slice(&crc.to_le_bytes());
+    Ok(())
 }
 
 /// Decompresses a zstd `frame` of `raw_len` bytes into `out` (cleared first), with a
@@ -136,16 +134,18 @@ impl StoreWriter {
     /// Adds a document already in raw form (see [`append_raw`]).
     pub(crate) fn add_raw(&mut self, raw_document: &[u8]) -> Result<(), IndexError> {
         self.raw.extend_from_slice(raw_document);
-        self.docs += 1;
-        if self.raw.len() >= BLOCK_TARGET {
-            self.flush_block()?;
-        }
-        Ok(())
+        self.document_added()
     }
 
     /// Adds a document given by its title and body.
     pub(crate) fn add_document(&mut self, title: &str, body: &str) -> Result<(), IndexError> {
         append_raw(title, body, &mut self.raw);
+        self.document_added()
+    }
+
+    /// Counts the document just appended to the raw block, and closes the block once it is
+    /// full.
+    fn document_added(&mut self) -> Result<(), IndexError> {
         self.docs += 1;
         if self.raw.len() >= BLOCK_TARGET {
             self.flush_block()?;
