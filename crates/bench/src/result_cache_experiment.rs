@@ -50,6 +50,7 @@ use apcache_index::search::{IndexReader, QueryTerms, SearchOptions, Searcher};
 use apcache_tier::result_cache::{
     AllocatorKind, CachedResult, Matching, PolicyKind, ResultCache, ResultCacheConfig, ResultKey,
 };
+use apcache_tier::serving::evaluate_and_cache;
 use serde::Serialize;
 
 use crate::latency::LatencySummary;
@@ -58,6 +59,10 @@ use crate::plot::PlotError;
 use crate::workload::{
     generate, FrequencyClass, QueryType, Repetition, Thresholds, Vocabulary, WorkloadConfig,
 };
+
+/// The grid's workloads: single terms, conjunctions and disjunctions of terms, and a
+/// disjunction then a single term in turn.
+pub const WORKLOADS: [&str; 4] = ["single", "and", "or", "mixed"];
 
 /// What the heap fractions are fractions of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -76,6 +81,8 @@ pub struct ResultCacheExperimentConfig {
     pub index: PathBuf,
     /// Sections: grid, allocators, shards, hit-cost, page-cache.
     pub sections: Vec<String>,
+    /// The grid's workloads, of [`WORKLOADS`].
+    pub workloads: Vec<String>,
     /// Heap sizes, as fractions of `heap_scale`.
     pub heap_fractions: Vec<f64>,
     /// What the fractions are of.
@@ -143,6 +150,30 @@ pub struct GridPoint {
     pub latency: LatencySummary,
     /// Latency of the queries answered from the cache (none: no hit).
     pub hit_latency: Option<LatencySummary>,
+    /// Without a result cache (the baseline point only): first askings against repeats.
+    pub askings: Option<Askings>,
+}
+
+/// A run without a result cache, its first askings against its repeats. Repeats are cheaper
+/// (their postings are warm in the CPU's caches), so a cache that answered every repeat for
+/// nothing would still not divide the work by the first askings' share.
+#[derive(Debug, Clone, Serialize)]
+pub struct Askings {
+    /// Mean wall-clock µs of the queries asked for the first time.
+    pub first_us: f64,
+    /// Mean wall-clock µs of the repeats.
+    pub repeat_us: f64,
+    /// Repeats over queries.
+    pub repeat_share: f64,
+}
+
+impl Askings {
+    /// The speedup of a cache that answered every repeat in no time: the mean over the first
+    /// askings' part of it.
+    pub fn bound(&self) -> f64 {
+        let first = (1.0 - self.repeat_share) * self.first_us;
+        (first + self.repeat_share * self.repeat_us) / first.max(1e-9)
+    }
 }
 
 /// One allocator run.
@@ -411,22 +442,9 @@ fn run_through(
                 }
                 if let (false, Some(evaluated)) = (hit, &evaluated) {
                     terms.resolve_into(reader, evaluated)?;
-                    let result = searcher.search_resolved(evaluated, &terms, options, None)?;
-                    let mut sections = Vec::new();
-                    for t in cache.section_terms(evaluated) {
-                        let single = Query::Term(t);
-                        let answer = searcher.search_resolved(&single, &terms, options, None)?;
-                        sections.push((
-                            cache.key(generation, &single, options),
-                            CachedResult::of(&answer),
-                        ));
-                    }
-                    let shortest = terms
-                        .iter()
-                        .map(|(t, _)| terms.doc_freq(t))
-                        .min()
-                        .unwrap_or(0);
-                    cache.insert(&key, &CachedResult::of(&result), &sections, shortest);
+                    std::hint::black_box(evaluate_and_cache(
+                        &searcher, generation, evaluated, &terms, options, None, cache, &key,
+                    )?);
                 }
             }
         }
@@ -459,6 +477,27 @@ fn run_through(
         ndcg_sum,
         unusable_sum,
     })
+}
+
+impl Askings {
+    /// The split of a run of `queries` (`None` if it has no first asking or no repeat).
+    fn of(queries: &[Query], timings: &Timings) -> Option<Askings> {
+        let mut seen = HashSet::new();
+        let (mut first, mut repeat) = ((0u64, 0u64), (0u64, 0u64));
+        for (query, &nanos) in queries.iter().zip(&timings.nanos) {
+            let sum = if seen.insert(query.to_string()) {
+                &mut first
+            } else {
+                &mut repeat
+            };
+            *sum = (sum.0 + nanos, sum.1 + 1);
+        }
+        (first.1 > 0 && repeat.1 > 0).then(|| Askings {
+            first_us: first.0 as f64 / first.1 as f64 / 1e3,
+            repeat_us: repeat.0 as f64 / repeat.1 as f64 / 1e3,
+            repeat_share: repeat.1 as f64 / (first.1 + repeat.1) as f64,
+        })
+    }
 }
 
 /// Runs `run` `runs` times (at least once) and keeps the run of least CPU time: the runs do
@@ -572,7 +611,8 @@ pub fn run(
     };
 
     if section("grid") {
-        for workload in ["single", "and", "or", "mixed"] {
+        for workload in &config.workloads {
+            let workload = workload.as_str();
             for &rp in &config.rps {
                 let queries = workload_queries(
                     &terms,
@@ -591,6 +631,7 @@ pub fn run(
                 .0;
                 let (qps, latency) = summarise(&timings);
                 let baseline_qps = qps;
+                let askings = Askings::of(&queries, &timings);
                 report.grid.push(GridPoint {
                     workload: workload.into(),
                     rp,
@@ -608,6 +649,7 @@ pub fn run(
                     speedup: 1.0,
                     latency,
                     hit_latency: None,
+                    askings,
                 });
                 for &fraction in &config.heap_fractions {
                     let bytes = heap(fraction, &queries);
@@ -661,6 +703,7 @@ pub fn run(
                                     speedup: qps / baseline_qps,
                                     latency,
                                     hit_latency: timings.hit_latency(),
+                                    askings: None,
                                 });
                             }
                         }
@@ -975,7 +1018,7 @@ pub fn plot(report: &ResultCacheReport, dir: &Path) -> Result<Vec<PathBuf>, Plot
         .filter(|p| p.policy != "none")
         .map(|p| p.min_postings)
         .min();
-    for workload in ["single", "and", "or", "mixed"] {
+    for workload in WORKLOADS {
         let points = |policy: &str, y: fn(&GridPoint) -> f64| {
             let mut points: Vec<(f64, f64)> = report
                 .grid
@@ -1209,6 +1252,36 @@ impl ResultCacheReport {
                     p.hit_latency
                         .as_ref()
                         .map_or("-".into(), |h| format!("{:.2}", h.p99_us)),
+                );
+            }
+        }
+        let askings: Vec<(&GridPoint, &Askings)> = self
+            .grid
+            .iter()
+            .filter_map(|p| Some((p, p.askings.as_ref()?)))
+            .collect();
+        if !askings.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n## Without a result cache: first askings and repeats\n\nMean wall-clock µs of \
+                 the queries asked for the first time and of the repeats, and the speedup of a \
+                 cache that would answer every repeat in no time.\n"
+            );
+            let _ = writeln!(
+                out,
+                "| workload | rp | repeats | first askings µs | repeats µs | bound on the speedup |"
+            );
+            let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+            for (p, a) in askings {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {:.3} | {:.1} | {:.1} | {:.2} |",
+                    p.workload,
+                    p.rp,
+                    a.repeat_share,
+                    a.first_us,
+                    a.repeat_us,
+                    a.bound(),
                 );
             }
         }

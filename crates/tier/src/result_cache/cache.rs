@@ -23,6 +23,7 @@
 //! wherever it goes, and its count is never exact. What it costs in quality is measured by
 //! the result-cache experiment (recall and NDCG at 10 against evaluation).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,7 +32,7 @@ use std::time::Instant;
 use apcache_index::query::Query;
 use apcache_index::search::SearchOptions;
 
-use super::entry::{find_in_entry, pack_entry, section_keys, CachedResult, ResultKey};
+use super::entry::{find_in_entry, pack_entry_into, section_keys, CachedResult, ResultKey};
 use super::{Allocator, AllocatorKind, ByteHeap, HeapMemory, Key, Policy, PolicyKind};
 use crate::region::TierRegion;
 
@@ -210,6 +211,16 @@ pub struct ResultCache {
     fragmentation_evictions: AtomicU64,
     alloc_times: AllocTimes,
 }
+
+thread_local! {
+    /// The buffer an entry is packed into before it is copied into the heap, kept per thread
+    /// so that an insertion does not allocate.
+    static PACKED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The most bytes [`PACKED`] keeps between insertions (an entry of a few thousand hits); a
+/// larger entry's buffer is given back.
+const PACKED_KEPT: usize = 64 << 10;
 
 impl ResultCache {
     /// An empty cache of `config.bytes` bytes in `config.shards` shards.
@@ -464,7 +475,23 @@ impl ResultCache {
             self.refusals.fetch_add(1, Ordering::Relaxed);
             return false;
         }
-        let packed = pack_entry(key, result, sections);
+        PACKED.with_borrow_mut(|packed| {
+            pack_entry_into(key, result, sections, packed);
+            let stored = self.store(key, packed, sections);
+            if packed.capacity() > PACKED_KEPT {
+                *packed = Vec::new();
+            }
+            stored
+        })
+    }
+
+    /// [`insert`](Self::insert)'s work once the entry is packed.
+    fn store(
+        &self,
+        key: &ResultKey,
+        packed: &[u8],
+        sections: &[(ResultKey, CachedResult)],
+    ) -> bool {
         let Ok(len) = u32::try_from(packed.len()) else {
             self.refusals.fetch_add(1, Ordering::Relaxed);
             return false;
@@ -477,7 +504,7 @@ impl ResultCache {
             // A collision or a repeat: the old entry goes.
             if shard.entries.contains_key(&hash) {
                 shard.policy.remove(hash);
-                evicted_sections.extend(Self::drop_entry(shard, hash));
+                self.drop_entry(shard, hash, &mut evicted_sections);
             }
             let size = super::reserved_len(len);
             if !shard.policy.on_insert(hash, size) {
@@ -496,7 +523,7 @@ impl ResultCache {
                     break;
                 }
                 let started = Instant::now();
-                let offset = shard.heap.store(&packed);
+                let offset = shard.heap.store(packed);
                 self.alloc_times.record(started.elapsed().as_nanos() as u64);
                 if let Some(offset) = offset {
                     shard.entries.insert(hash, Stored { offset, len });
@@ -545,7 +572,7 @@ impl ResultCache {
     fn evict_one(&self, shard: &mut Shard, inserting: Key, sections: &mut Vec<(Key, Key)>) -> bool {
         match shard.policy.evict() {
             Some(victim) if victim != inserting => {
-                sections.extend(Self::drop_entry(shard, victim));
+                self.drop_entry(shard, victim, sections);
                 self.evictions.fetch_add(1, Ordering::Relaxed);
                 true
             }
@@ -553,15 +580,18 @@ impl ResultCache {
         }
     }
 
-    /// Frees the entry `hash` (the policy has already let it go); returns the (section hash,
-    /// owner) pairs whose pointers must be dropped.
-    fn drop_entry(shard: &mut Shard, hash: Key) -> Vec<(Key, Key)> {
+    /// Frees the entry `hash` (the policy has already let it go), adding to `sections` the
+    /// (section hash, owner) pairs whose pointers must be dropped. Without partial matching
+    /// no entry holds sections, and the entry's bytes (cold, most of the time) are not read.
+    fn drop_entry(&self, shard: &mut Shard, hash: Key, sections: &mut Vec<(Key, Key)>) {
         let Some(stored) = shard.entries.remove(&hash) else {
-            return Vec::new();
+            return;
         };
-        let keys = section_keys(shard.heap.bytes(stored.offset, stored.len));
+        if self.config.matching.uses_sections() {
+            let keys = section_keys(shard.heap.bytes(stored.offset, stored.len));
+            sections.extend(keys.iter().map(|k| (super::entry::hash(k), hash)));
+        }
         shard.heap.free(stored.offset);
-        keys.iter().map(|k| (super::entry::hash(k), hash)).collect()
     }
 
     /// The counters now.
@@ -758,7 +788,9 @@ mod tests {
             policy: PolicyKind::S3Fifo,
             ..ResultCacheConfig::default()
         });
-        // Entries of about 500 bytes, each hit once after it is stored.
+        // Entries of about 500 bytes, each hit twice after it is stored (what moves an entry
+        // from the small queue to the main one), larger than the small queue's share: once
+        // the others have moved on, the entry just stored is the small queue's only victim.
         let mut refused = None;
         for t in 10..40 {
             let key = cache.key(1, &term(t), &options);
@@ -766,6 +798,7 @@ mod tests {
                 refused = Some(t);
                 break;
             }
+            assert!(cache.get(&key).is_some());
             assert!(cache.get(&key).is_some());
         }
         let t = refused.expect("an entry evicted on arrival");

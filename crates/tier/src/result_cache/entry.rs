@@ -120,6 +120,14 @@ impl CachedResult {
         }
     }
 
+    /// Moves `pos` past a packed result without unpacking it.
+    fn skip(bytes: &[u8], pos: &mut usize) -> Option<()> {
+        take(bytes, pos, 9)?;
+        let n = u32::from_le_bytes(take(bytes, pos, 4)?.try_into().ok()?) as usize;
+        take(bytes, pos, n.checked_mul(8)?)?;
+        Some(())
+    }
+
     fn unpack(bytes: &[u8], pos: &mut usize) -> Option<CachedResult> {
         let total_hits = u64::from_le_bytes(take(bytes, pos, 8)?.try_into().ok()?);
         let total_hits_exact = take(bytes, pos, 1)?[0] != 0;
@@ -156,12 +164,14 @@ fn get_key<'a>(bytes: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
     take(bytes, pos, len)
 }
 
-/// An entry: its key's result and the sections it holds.
-pub(crate) fn pack_entry(
+/// An entry: its key's result and the sections it holds, packed into `out` (cleared first,
+/// so that a buffer kept between insertions allocates only while it grows).
+pub(crate) fn pack_entry_into(
     key: &ResultKey,
     result: &CachedResult,
     sections: &[(ResultKey, CachedResult)],
-) -> Vec<u8> {
+    out: &mut Vec<u8>,
+) {
     let len = 4
         + key.bytes.len()
         + result.packed_len()
@@ -170,14 +180,26 @@ pub(crate) fn pack_entry(
             .iter()
             .map(|(k, r)| 4 + k.bytes.len() + r.packed_len())
             .sum::<usize>();
-    let mut out = Vec::with_capacity(len);
-    put_key(key, &mut out);
-    result.pack(&mut out);
+    out.clear();
+    out.reserve(len);
+    put_key(key, out);
+    result.pack(out);
     out.extend_from_slice(&(sections.len().min(u16::MAX as usize) as u16).to_le_bytes());
     for (k, r) in sections.iter().take(u16::MAX as usize) {
-        put_key(k, &mut out);
-        r.pack(&mut out);
+        put_key(k, out);
+        r.pack(out);
     }
+}
+
+/// [`pack_entry_into`] a new buffer.
+#[cfg(test)]
+pub(crate) fn pack_entry(
+    key: &ResultKey,
+    result: &CachedResult,
+    sections: &[(ResultKey, CachedResult)],
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    pack_entry_into(key, result, sections, &mut out);
     out
 }
 
@@ -186,17 +208,17 @@ pub(crate) fn pack_entry(
 pub(crate) fn find_in_entry(entry: &[u8], key: &[u8]) -> Option<(CachedResult, bool)> {
     let mut pos = 0;
     let own = get_key(entry, &mut pos)?;
-    let result = CachedResult::unpack(entry, &mut pos)?;
     if own == key {
-        return Some((result, false));
+        return Some((CachedResult::unpack(entry, &mut pos)?, false));
     }
+    CachedResult::skip(entry, &mut pos)?;
     let sections = u16::from_le_bytes(take(entry, &mut pos, 2)?.try_into().ok()?);
     for _ in 0..sections {
         let section_key = get_key(entry, &mut pos)?;
-        let result = CachedResult::unpack(entry, &mut pos)?;
         if section_key == key {
-            return Some((result, true));
+            return Some((CachedResult::unpack(entry, &mut pos)?, true));
         }
+        CachedResult::skip(entry, &mut pos)?;
     }
     None
 }
@@ -207,11 +229,11 @@ pub(crate) fn section_keys(entry: &[u8]) -> Vec<Vec<u8>> {
     let mut keys = Vec::new();
     let parse = |pos: &mut usize, keys: &mut Vec<Vec<u8>>| -> Option<()> {
         get_key(entry, pos)?;
-        CachedResult::unpack(entry, pos)?;
+        CachedResult::skip(entry, pos)?;
         let sections = u16::from_le_bytes(take(entry, pos, 2)?.try_into().ok()?);
         for _ in 0..sections {
             keys.push(get_key(entry, pos)?.to_vec());
-            CachedResult::unpack(entry, pos)?;
+            CachedResult::skip(entry, pos)?;
         }
         Some(())
     };

@@ -19,9 +19,9 @@
 //! from the first non-empty class at or above that boundary: any block there is large enough,
 //! so no list is ever walked. The price: a free block in the request's own class, large
 //! enough but below the boundary, is not found that way. So the allocator first looks at the
-//! first [`Tlsf::OWN_CLASS_PROBES`] blocks of the request's own class and takes the first
-//! that is large enough (a bounded walk, so constant time too), and goes above only when
-//! none is.
+//! first [`Tlsf::OWN_CLASS_PROBES`] blocks of the request's own class and takes, of those
+//! large enough, the one of the lowest offset (a bounded walk, so constant time too), and
+//! goes above only when none is.
 //!
 //! Own class first is a good fit: a block of the request's own class exceeds it by less than
 //! 1/32, where a block from a class above is split and leaves a remainder, so taking the
@@ -47,7 +47,14 @@
 //! memory fragmentation problem: solved?", ISMM 1998) found first fit over a LIFO free list
 //! to fragment more than over an address-ordered or a FIFO one; FIFO keeps the constant-time
 //! insertion that address order would lose. (With LIFO lists TLSF made more fragmentation
-//! evictions than first fit at one heap size; see docs/results/result-cache.md.)
+//! evictions than first fit at one heap size; see docs/results/result-cache.md.) Among the
+//! blocks of its own class that a request probes, it takes the lowest: the preference that
+//! makes address-ordered first fit fragment little (allocations gather at the low end, and
+//! the free space at the high end stays whole), at the price of the bounded walk it already
+//! makes. Over four workload seeds and three heap sizes this gave 13% fewer unusable bytes
+//! than first fit on the term workload (11% with the head of the class) and 21% on the query
+//! workload (24%), and fewer fragmentation evictions on both (0.6% and 2.0% fewer; with the
+//! head of the class, 0.4% more on the term workload).
 //!
 //! # Memory
 //!
@@ -247,22 +254,15 @@ impl Tlsf {
         Some(self.heads[fl][bits.trailing_zeros() as usize])
     }
 
-    /// A free block of at least `need` bytes, by the rule in the module docs: the first block
-    /// large enough among the first [`OWN_CLASS_PROBES`](Self::OWN_CLASS_PROBES) of the
+    /// A free block of at least `need` bytes, by the rule in the module docs: the lowest
+    /// block large enough among the first [`OWN_CLASS_PROBES`](Self::OWN_CLASS_PROBES) of the
     /// request's own class, else the first block of the lowest non-empty class at or above
     /// the rounded-up size.
     fn find(&self, need: u32) -> Option<u32> {
         let granules = need / ALIGN;
         let (fl, sl) = mapping(granules);
-        let mut b = self.heads[fl][sl];
-        for _ in 0..Tlsf::OWN_CLASS_PROBES {
-            if b == NIL {
-                break;
-            }
-            if self.blocks[b as usize].size >= need {
-                return Some(b);
-            }
-            b = self.blocks[b as usize].next_free;
+        if let Some(b) = self.lowest_of_class(self.heads[fl][sl], need) {
+            return Some(b);
         }
         let rounded = round_up(u64::from(granules));
         if rounded >= (1 << 29) {
@@ -270,6 +270,25 @@ impl Tlsf {
         }
         let (fl, sl) = mapping(rounded as u32);
         self.find_at_or_above(fl, sl)
+    }
+
+    /// Among the first [`OWN_CLASS_PROBES`](Self::OWN_CLASS_PROBES) blocks of the list from
+    /// `b`, the one of the lowest offset of those of at least `need` bytes.
+    fn lowest_of_class(&self, mut b: u32, need: u32) -> Option<u32> {
+        let mut best: Option<u32> = None;
+        for _ in 0..Tlsf::OWN_CLASS_PROBES {
+            if b == NIL {
+                break;
+            }
+            let block = &self.blocks[b as usize];
+            if block.size >= need
+                && best.is_none_or(|c| block.offset < self.blocks[c as usize].offset)
+            {
+                best = Some(b);
+            }
+            b = block.next_free;
+        }
+        best
     }
 
     /// Merges free block `b` with the block after it (which must be free and in no list),
@@ -493,6 +512,28 @@ mod tests {
         }
         assert_eq!(t.largest_free(), 1000);
         assert_eq!(t.allocate(1000), Some(0));
+    }
+
+    #[test]
+    fn takes_the_lowest_of_its_class_within_the_probes() {
+        // Blocks of 528 bytes at three offsets, freed highest first: the list's head is the
+        // highest, and a request of the class takes the lowest.
+        let mut t = Tlsf::new(8192);
+        let blocks: Vec<u32> = (0..3)
+            .map(|_| {
+                let b = t.allocate(528).unwrap();
+                t.allocate(8).unwrap();
+                b
+            })
+            .collect();
+        t.allocate(8192 - 3 * 536).unwrap();
+        for &b in blocks.iter().rev() {
+            t.free(b);
+        }
+        t.check();
+        assert_eq!(t.allocate(528), Some(blocks[0]));
+        assert_eq!(t.allocate(528), Some(blocks[1]));
+        assert_eq!(t.allocate(528), Some(blocks[2]));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::result_cache::{CachedResult, ResultCache, ResultKey};
 /// terms are resolved in `terms`, and offers its answer to `cache` under `key`, with the
 /// sections of its terms. `generation` is the reader's.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn evaluate_and_cache(
+pub fn evaluate_and_cache(
     searcher: &Searcher<'_>,
     generation: u64,
     query: &Query,

@@ -26,6 +26,7 @@ mod sources;
 mod staging;
 
 pub use batch::run_batch;
+pub use cached_evaluation::evaluate_and_cache;
 pub use live::{LiveAnswer, LiveConfig, LiveCounters, LiveError, LiveRequest, LiveService, Ticket};
 pub use mode::ServingMode;
 pub use serve::{

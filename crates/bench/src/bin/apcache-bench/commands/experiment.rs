@@ -69,6 +69,9 @@ pub struct ResultCacheArgs {
         default_value = "grid,allocators,shards,hit-cost,page-cache"
     )]
     sections: Vec<String>,
+    /// The grid's workloads: single, and, or, mixed (a disjunction, then a single term).
+    #[arg(long, value_delimiter = ',', default_value = "single,and,or,mixed")]
+    workloads: Vec<String>,
     /// Heap sizes, as fractions of --heap-of.
     #[arg(long, value_delimiter = ',', default_value = "0.05,0.1,0.2")]
     heap_fractions: Vec<f64>,
@@ -297,11 +300,21 @@ fn indexing(args: IndexingArgs) -> anyhow::Result<()> {
 }
 
 fn result_cache(args: ResultCacheArgs) -> anyhow::Result<()> {
-    use apcache_bench::result_cache_experiment::{self, HeapScale, ResultCacheExperimentConfig};
+    use apcache_bench::result_cache_experiment::{
+        self, HeapScale, ResultCacheExperimentConfig, WORKLOADS,
+    };
     use apcache_bench::workload::{FrequencyClass, Repetition};
+    if let Some(bad) = args
+        .workloads
+        .iter()
+        .find(|w| !WORKLOADS.contains(&w.as_str()))
+    {
+        anyhow::bail!("--workloads {bad:?}: say single, and, or or mixed");
+    }
     let config = ResultCacheExperimentConfig {
         index: args.index,
         sections: args.sections,
+        workloads: args.workloads,
         heap_fractions: args.heap_fractions,
         heap_scale: match args.heap_of.as_str() {
             "index" => HeapScale::Index,
