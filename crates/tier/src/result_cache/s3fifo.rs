@@ -55,6 +55,8 @@ struct Entry {
 #[derive(Debug, Clone)]
 pub struct S3Fifo {
     capacity: u64,
+    /// Hits in `S` that move an entry to `M` when it leaves `S`.
+    move_to_main: u8,
     small_target: u64,
     small_bytes: u64,
     main_bytes: u64,
@@ -70,13 +72,20 @@ impl S3Fifo {
     /// The highest hit count an entry keeps.
     pub const MAX_FREQ: u8 = 3;
     /// The hit count at which an entry leaving the small queue moves to the main queue
-    /// instead of leaving the cache (the module docs say why two).
+    /// instead of leaving the cache, unless told otherwise (the module docs say why two).
     pub const MOVE_TO_MAIN: u8 = 2;
 
     /// An empty policy for `capacity` bytes.
     pub fn new(capacity: u64) -> S3Fifo {
+        S3Fifo::with_move_to_main(capacity, S3Fifo::MOVE_TO_MAIN)
+    }
+
+    /// An empty policy for `capacity` bytes whose entries move from the small queue to the
+    /// main one after `hits` hits there (1 to [`MAX_FREQ`](Self::MAX_FREQ)).
+    pub fn with_move_to_main(capacity: u64, hits: u8) -> S3Fifo {
         S3Fifo {
             capacity,
+            move_to_main: hits.clamp(1, S3Fifo::MAX_FREQ),
             small_target: capacity / 10,
             small_bytes: 0,
             main_bytes: 0,
@@ -236,7 +245,7 @@ impl Policy for S3Fifo {
                 let slot = self.small.pop_back().expect("small is not empty");
                 let entry = self.slots.get_mut(slot);
                 self.small_bytes -= entry.size;
-                if entry.freq >= S3Fifo::MOVE_TO_MAIN {
+                if entry.freq >= self.move_to_main {
                     entry.queue = Queue::Main;
                     entry.freq = 0;
                     self.main_bytes += entry.size;
@@ -294,6 +303,7 @@ mod tests {
     /// S3-FIFO written the slow, obvious way: queues of (key, size, freq), newest first,
     /// searched linearly.
     struct Reference {
+        move_to_main: u8,
         small_target: u64,
         ghost_capacity: u64,
         small: VecDeque<(Key, u64, u8)>,
@@ -302,8 +312,9 @@ mod tests {
     }
 
     impl Reference {
-        fn new(capacity: u64) -> Reference {
+        fn new(capacity: u64, move_to_main: u8) -> Reference {
             Reference {
+                move_to_main,
                 small_target: capacity / 10,
                 ghost_capacity: capacity - capacity / 10,
                 small: VecDeque::new(),
@@ -350,7 +361,7 @@ mod tests {
                     && (Self::bytes(&self.small) >= self.small_target || self.main.is_empty())
                 {
                     let (k, s, f) = self.small.pop_back().unwrap();
-                    if f >= 2 {
+                    if f >= self.move_to_main {
                         self.main.push_front((k, s, 0));
                     } else {
                         self.ghost.push_front((k, s));
@@ -405,10 +416,11 @@ mod tests {
         #[test]
         fn matches_the_reference(
             capacity in 1u64..300,
+            move_to_main in 1u8..=3,
             ops in proptest::collection::vec((0u8..6, 0u64..40, 1u64..60), 1..400)
         ) {
-            let mut s = S3Fifo::new(capacity);
-            let mut r = Reference::new(capacity);
+            let mut s = S3Fifo::with_move_to_main(capacity, move_to_main);
+            let mut r = Reference::new(capacity, move_to_main);
             for (op, key, size) in ops {
                 match op {
                     0..=2 => {
