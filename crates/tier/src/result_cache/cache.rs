@@ -24,13 +24,13 @@
 //! the result-cache experiment (recall and NDCG at 10 against evaluation).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use apcache_index::query::Query;
 use apcache_index::search::SearchOptions;
+use rustc_hash::FxHashMap;
 
 use super::entry::{find_in_entry, pack_entry_into, section_keys, CachedResult, ResultKey};
 use super::{Allocator, AllocatorKind, ByteHeap, HeapMemory, Key, Policy, PolicyKind};
@@ -122,9 +122,9 @@ struct Stored {
 struct Shard {
     heap: ByteHeap<HeapMemory, Box<dyn Allocator + Send>>,
     policy: Box<dyn Policy + Send>,
-    entries: HashMap<Key, Stored>,
+    entries: FxHashMap<Key, Stored>,
     /// Sections by the hash of their key: the hash of the entry that holds them.
-    sections: HashMap<Key, Key>,
+    sections: FxHashMap<Key, Key>,
 }
 
 /// The cache's counters.
@@ -263,8 +263,8 @@ impl ResultCache {
                     policy: config
                         .policy
                         .build(u64::from(per_shard), config.seed.wrapping_add(i as u64)),
-                    entries: HashMap::new(),
-                    sections: HashMap::new(),
+                    entries: FxHashMap::default(),
+                    sections: FxHashMap::default(),
                 })
             })
             .collect();
@@ -695,6 +695,7 @@ mod tests {
     use super::*;
     use apcache_index::search::Hit;
     use proptest::prelude::*;
+    use std::collections::HashMap;
 
     fn result(seed: u32, n: u32) -> CachedResult {
         CachedResult {

@@ -2,7 +2,9 @@
 //! lowest free block large enough, splitting off what it does not need; a free merges the
 //! block with its free neighbours. A search is linear in the number of free blocks.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 
 use super::allocator::{reserved_len, Allocator, ALIGN};
 
@@ -15,7 +17,7 @@ pub struct FirstFit {
     /// How many free blocks have each size, for [`Allocator::largest_free`].
     sizes: BTreeMap<u32, u32>,
     /// Live allocations: offset -> reserved size.
-    live: HashMap<u32, u32>,
+    live: FxHashMap<u32, u32>,
     free_bytes: u64,
 }
 
@@ -27,7 +29,7 @@ impl FirstFit {
             capacity,
             free: BTreeMap::new(),
             sizes: BTreeMap::new(),
-            live: HashMap::new(),
+            live: FxHashMap::default(),
             free_bytes: 0,
         };
         if capacity > 0 {

@@ -1,7 +1,7 @@
 //! Random replacement: the victim is drawn uniformly from the resident keys, by a seeded
 //! generator so a run can be repeated. The baseline any policy should beat.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -15,7 +15,7 @@ pub struct Random {
     resident: u64,
     /// Resident keys and sizes, in no order; `index` gives each key's position.
     entries: Vec<(Key, u64)>,
-    index: HashMap<Key, usize>,
+    index: FxHashMap<Key, usize>,
     rng: StdRng,
 }
 
@@ -27,7 +27,7 @@ impl Random {
             capacity,
             resident: 0,
             entries: Vec::new(),
-            index: HashMap::new(),
+            index: FxHashMap::default(),
             rng: StdRng::seed_from_u64(seed),
         }
     }

@@ -3,7 +3,7 @@
 //! O(1). A slot can be in several lists at once (in LIRS an entry is on the stack and in the
 //! queue).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::policy::Key;
 
@@ -14,7 +14,7 @@ pub(crate) const NIL: u32 = u32::MAX;
 pub(crate) struct Slots<T> {
     entries: Vec<Option<(Key, T)>>,
     spare: Vec<u32>,
-    by_key: HashMap<Key, u32>,
+    by_key: FxHashMap<Key, u32>,
 }
 
 impl<T> Slots<T> {
@@ -22,7 +22,7 @@ impl<T> Slots<T> {
         Slots {
             entries: Vec::new(),
             spare: Vec::new(),
-            by_key: HashMap::new(),
+            by_key: FxHashMap::default(),
         }
     }
 

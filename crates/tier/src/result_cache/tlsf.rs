@@ -62,7 +62,7 @@
 //! one descriptor of 28 bytes per block, free or used, and a hash map from the offset of each
 //! live allocation to its descriptor.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::allocator::{reserved_len, Allocator, ALIGN};
 
@@ -101,7 +101,7 @@ pub struct Tlsf {
     fl_bitmap: u32,
     sl_bitmap: [u32; FL_COUNT],
     /// Live allocations: offset -> descriptor.
-    live: HashMap<u32, u32>,
+    live: FxHashMap<u32, u32>,
     free_bytes: u64,
 }
 
@@ -145,7 +145,7 @@ impl Tlsf {
             tails: [[NIL; SL_COUNT as usize]; FL_COUNT],
             fl_bitmap: 0,
             sl_bitmap: [0; FL_COUNT],
-            live: HashMap::new(),
+            live: FxHashMap::default(),
             free_bytes: 0,
         };
         if capacity > 0 {
