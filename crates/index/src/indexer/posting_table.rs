@@ -64,8 +64,6 @@ struct Contents {
     lengths: Vec<u32>,
     bytes: usize,
     postings: u64,
-    /// One posting's positions as VBytes, before they are appended to the term's.
-    encoded_positions: Vec<u8>,
 }
 
 impl Contents {
@@ -104,18 +102,11 @@ impl Contents {
                     .into_mut()
             }
         };
-        if let Some((&first, rest)) = positions.split_first() {
-            // Encoded where the cache is warm, then appended in one copy.
-            let encoded = &mut self.encoded_positions;
-            encoded.clear();
-            push_vbyte(encoded, first);
-            let mut last = first;
-            for &position in rest {
-                push_vbyte(encoded, position - last);
-                last = position;
-            }
+        // Each position as a VByte of its gap, straight into the term's stream.
+        let mut last = 0;
+        for &position in positions {
             self.positions
-                .append(&mut entry.positions, encoded)
+                .append_vbyte(&mut entry.positions, position - last)
                 .ok_or_else(|| {
                     IndexError::InvalidArgument(
                         "the positions of one indexing batch passed 4 GiB: give the build less \
@@ -123,6 +114,7 @@ impl Contents {
                             .into(),
                     )
                 })?;
+            last = position;
         }
         if entry.tail.is_full_block() {
             let mut block = [[0u32; BLOCK_LEN]; 2];
@@ -296,15 +288,6 @@ impl PostingTable {
         self.tails.release();
         writer.finish()
     }
-}
-
-/// Appends `value` as a VByte (7 bits a byte, low first, high bit: more follow).
-fn push_vbyte(out: &mut Vec<u8>, mut value: u32) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
 }
 
 /// Decodes a term's VByte positions (see `Contents::positions`) into `out` as absolute
