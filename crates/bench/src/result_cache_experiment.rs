@@ -168,6 +168,25 @@ pub struct Askings {
 }
 
 impl Askings {
+    /// The split of a run of `queries` (`None` if it has no first asking or no repeat).
+    fn of(queries: &[Query], timings: &Timings) -> Option<Askings> {
+        let mut seen = HashSet::new();
+        let (mut first, mut repeat) = ((0u64, 0u64), (0u64, 0u64));
+        for (query, &nanos) in queries.iter().zip(&timings.nanos) {
+            let sum = if seen.insert(query.to_string()) {
+                &mut first
+            } else {
+                &mut repeat
+            };
+            *sum = (sum.0 + nanos, sum.1 + 1);
+        }
+        (first.1 > 0 && repeat.1 > 0).then(|| Askings {
+            first_us: first.0 as f64 / first.1 as f64 / 1e3,
+            repeat_us: repeat.0 as f64 / repeat.1 as f64 / 1e3,
+            repeat_share: repeat.1 as f64 / (first.1 + repeat.1) as f64,
+        })
+    }
+
     /// The speedup of a cache that answered every repeat in no time: the mean over the first
     /// askings' part of it.
     pub fn bound(&self) -> f64 {
@@ -477,27 +496,6 @@ fn run_through(
         ndcg_sum,
         unusable_sum,
     })
-}
-
-impl Askings {
-    /// The split of a run of `queries` (`None` if it has no first asking or no repeat).
-    fn of(queries: &[Query], timings: &Timings) -> Option<Askings> {
-        let mut seen = HashSet::new();
-        let (mut first, mut repeat) = ((0u64, 0u64), (0u64, 0u64));
-        for (query, &nanos) in queries.iter().zip(&timings.nanos) {
-            let sum = if seen.insert(query.to_string()) {
-                &mut first
-            } else {
-                &mut repeat
-            };
-            *sum = (sum.0 + nanos, sum.1 + 1);
-        }
-        (first.1 > 0 && repeat.1 > 0).then(|| Askings {
-            first_us: first.0 as f64 / first.1 as f64 / 1e3,
-            repeat_us: repeat.0 as f64 / repeat.1 as f64 / 1e3,
-            repeat_share: repeat.1 as f64 / (first.1 + repeat.1) as f64,
-        })
-    }
 }
 
 /// Runs `run` `runs` times (at least once) and keeps the run of least CPU time: the runs do

@@ -23,8 +23,8 @@ use crate::result_cache::{Policy, PolicyKind, S3Fifo};
 /// the prefetcher's load, ahead of the query that reads it, so that read is its first hit:
 /// one hit here is one use. With two, the small queue (13 to 26 segments at caches of 5-10%
 /// of the postings) let most terms go before a second query read them: on the looping AND
-/// workload of docs/results/postings-eviction.md, 78% misses against 64% with one hit at
-/// 20 MiB, and 72% against 59% at 41 MiB.
+/// workload of docs/results/postings-eviction.md, 78% misses at 20 MiB and 72% at 41 MiB
+/// (`results-move-to-main-2.csv`), against 64% and 59% with one hit (`results.csv`).
 const POSTINGS_MOVE_TO_MAIN: u8 = 1;
 
 /// An eviction order over cache slots kept by a key-based replacement policy.

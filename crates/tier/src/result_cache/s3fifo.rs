@@ -11,8 +11,9 @@
 //! head of `S`; either way with a count of 0. To evict: if `S` holds at least its share of the
 //! capacity (or `M` is empty), take the tail of `S`: with a count of
 //! [`MOVE_TO_MAIN`](S3Fifo::MOVE_TO_MAIN) (2) or more it moves to the head of `M` with a
-//! count of 0 and the search goes on; with less it leaves the cache and its key goes to `G`. Otherwise take the tail of `M`: with a count above 0 it is reinserted
-//! at the head with the count decremented and the search goes on; with 0 it leaves.
+//! count of 0 and the search goes on; with less it leaves the cache and its key goes to `G`.
+//! Otherwise take the tail of `M`: with a count above 0 it is reinserted at the head with the
+//! count decremented and the search goes on; with 0 it leaves.
 //!
 //! The count starts again at 0 in `M`, as in the authors' implementation (libCacheSim's
 //! `S3FIFO.c` inserts the moved object into the main FIFO as a new object): the hit that
