@@ -21,7 +21,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use fst::{IntoStreamer, Streamer};
+use fst::Streamer;
 use serde::Serialize;
 
 use crate::manifest::Manifest;
@@ -287,14 +287,11 @@ fn merge_postings(
 ) -> Result<(), IndexError> {
     let mut union = fst::map::OpBuilder::new();
     for reader in readers {
-        let mut range = reader.dictionary().range();
-        if let Some(from) = &part.from {
-            range = range.ge(from);
-        }
-        if let Some(to) = &part.to {
-            range = range.lt(to);
-        }
-        union = union.add(range.into_stream());
+        union = union.add(
+            reader
+                .dictionary()
+                .range(part.from.as_deref(), part.to.as_deref()),
+        );
     }
     let mut union = union.union();
     let mut lists: Vec<InputList> = vec![InputList::default(); readers.len()];

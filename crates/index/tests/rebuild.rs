@@ -285,3 +285,73 @@ fn a_rebuild_removes_the_old_segments_placed_outside_the_index() {
     let check = check_index(&index).unwrap();
     assert!(check.is_clean() && check.warnings.is_empty(), "{check:?}");
 }
+
+/// Totals and top hits (documents, scores to 4 decimals) of a few queries, phrases among them.
+fn answers(index: &Path) -> Vec<String> {
+    use apcache_index::analyzer::Analyzer;
+    use apcache_index::query::{parse_query, DefaultOperator};
+    use apcache_index::search::{IndexReader, SearchOptions, Searcher};
+    let reader = IndexReader::open(index).unwrap();
+    let searcher = Searcher::new(&reader);
+    let analyzer = Analyzer::english();
+    let options = SearchOptions {
+        k: 10,
+        count: true,
+        ..SearchOptions::default()
+    };
+    [
+        "the",
+        "river OR city",
+        "+united +states",
+        "album -band",
+        "\"united states\"",
+    ]
+    .iter()
+    .map(|text| {
+        let query = parse_query(text, &analyzer, DefaultOperator::Or).unwrap();
+        let result = searcher.search(&query, &options).unwrap();
+        let hits: Vec<String> = result
+            .hits
+            .iter()
+            .map(|h| format!("{}:{:.4}", h.doc, h.score))
+            .collect();
+        format!("{text}: {} {hits:?}", result.total_hits)
+    })
+    .collect()
+}
+
+#[test]
+fn an_interrupted_builds_segments_answer_as_merged_ones_do() {
+    let work = tempfile::tempdir().unwrap();
+    let index = work.path().join("index");
+    let mut batches = 0;
+    let interrupted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        build_index(
+            vec![Input::from_arg(sample())],
+            &index,
+            &options(false, true),
+            |_, _| {
+                batches += 1;
+                assert!(batches < 30, "interrupted");
+            },
+        )
+    }));
+    assert!(interrupted.is_err());
+    // Flushed ahead of a merge: their dictionaries are term lists.
+    let manifest = Manifest::load(&index).unwrap();
+    assert!(manifest.segments.len() > 1);
+    assert!(manifest
+        .segments
+        .iter()
+        .all(|s| s.dictionary == apcache_index::segment::DictionaryKind::TermList));
+    let before = answers(&index);
+    assert!(before.iter().any(|a| !a.ends_with(" 0 []")), "{before:?}");
+    apcache_index::merge::merge_index(&index, None, None).unwrap();
+    let manifest = Manifest::load(&index).unwrap();
+    assert_eq!(manifest.segments.len(), 1);
+    assert_eq!(
+        manifest.segments[0].dictionary,
+        apcache_index::segment::DictionaryKind::Fst
+    );
+    assert_eq!(answers(&index), before);
+}

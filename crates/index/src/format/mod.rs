@@ -11,6 +11,7 @@ pub mod positions;
 pub mod skip_entry;
 pub mod term_groups;
 pub mod term_info;
+pub mod term_list;
 pub(crate) mod vbyte;
 
 pub use file::{FileKind, FileWriter, FramedFile, FOOTER_LEN, FORMAT_VERSION, HEADER_LEN};
@@ -19,3 +20,4 @@ pub use positions::{encode_term_positions, BlockPositionsReader, PositionsError,
 pub use skip_entry::{SkipEntries, SkipEntry};
 pub use term_groups::{TermGroups, TermGroupsWriter};
 pub use term_info::{TermInfo, SHORT_POSTINGS};
+pub use term_list::{TermList, TermListError, TermListStream, TermListWriter};

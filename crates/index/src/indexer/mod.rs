@@ -41,6 +41,7 @@ use crate::analyzer::{Analyzer, AnalyzerConfig};
 use crate::ingest::{Document, DocumentReader, Input, ReaderOptions};
 use crate::manifest::{BuildProgress, Manifest, MANIFEST};
 use crate::merge::{merge_all, next_segment_number, MergeReport};
+use crate::segment::DictionaryKind;
 use crate::writer_lock::WriterLock;
 use crate::IndexError;
 
@@ -190,14 +191,14 @@ fn add_ns(counter: &AtomicU64, since: Instant) {
 }
 
 impl Shared<'_> {
-    /// The codec of flushed segments: the index's own, or, when they will be merged anyway,
-    /// the codec that encodes fastest (the merge decodes them once and re-encodes with the
-    /// index's codec).
-    fn flush_codec(&self) -> CodecKind {
+    /// The codec and dictionary of flushed segments: the index's own, or, when they will be
+    /// merged anyway, what is written fastest (the merge decodes them once, re-encodes with the
+    /// index's codec and builds the one FST the index keeps).
+    fn flush_format(&self) -> (CodecKind, DictionaryKind) {
         if self.options.merge {
-            FLUSH_CODEC_BEFORE_MERGE
+            (FLUSH_CODEC_BEFORE_MERGE, DictionaryKind::TermList)
         } else {
-            self.options.codec
+            (self.options.codec, DictionaryKind::Fst)
         }
     }
 
@@ -208,7 +209,8 @@ impl Shared<'_> {
         self.arena_bytes
             .fetch_max(table.arena_bytes() as u64, Ordering::Relaxed);
         let start = Instant::now();
-        let mut meta = table.flush(self.flush_codec())?;
+        let (codec, dictionary) = self.flush_format();
+        let mut meta = table.flush(codec, dictionary)?;
         meta.dir = self.flush_dir.clone();
         add_ns(&self.flush_ns, start);
         let start = Instant::now();

@@ -18,7 +18,7 @@ use super::document_terms::{hash_term, DocumentTerms, TermOccurrences};
 use super::tail_pool::{deinterleave, Tail, TailPool};
 use crate::analyzer::Analyzer;
 use crate::ingest::Document;
-use crate::segment::{DocMap, SegmentMeta, SegmentWriter, StoreWriter};
+use crate::segment::{DictionaryKind, DocMap, SegmentMeta, SegmentWriter, StoreWriter};
 use crate::IndexError;
 
 /// Terms up to this many bytes are stored inside the hash entry (`CompactString`).
@@ -241,16 +241,27 @@ impl PostingTable {
         Ok(())
     }
 
-    /// Writes everything held as the segment begun by [`PostingTable::begin_segment`] and
-    /// empties the table.
-    pub fn flush(&mut self, codec: apcache_codec::CodecKind) -> Result<SegmentMeta, IndexError> {
+    /// Writes everything held as the segment begun by [`PostingTable::begin_segment`], with
+    /// `codec` and a dictionary of `dictionary`'s kind, and empties the table.
+    pub fn flush(
+        &mut self,
+        codec: apcache_codec::CodecKind,
+        dictionary: DictionaryKind,
+    ) -> Result<SegmentMeta, IndexError> {
         let (dir, name, store) = self
             .segment
             .take()
             .ok_or_else(|| IndexError::InvalidArgument("no segment was begun".into()))?;
         let table = std::mem::take(&mut self.contents);
-        let mut writer =
-            SegmentWriter::create_with_store(&dir, &name, codec, table.docs, table.lengths, store)?;
+        let mut writer = SegmentWriter::create_with_store(
+            &dir,
+            &name,
+            codec,
+            dictionary,
+            table.docs,
+            table.lengths,
+            store,
+        )?;
         if self.keep_positions {
             writer.keep_positions()?;
         }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::DocMap;
+use super::{DictionaryKind, DocMap};
 use crate::format::FileKind;
 
 /// One file of a segment, as committed.
@@ -37,6 +37,9 @@ pub struct SegmentMeta {
     pub docs_bytes: u64,
     /// Bytes of frequency blocks in the postings file.
     pub freqs_bytes: u64,
+    /// What its dictionary file holds (absent from the manifest: an FST).
+    #[serde(default, skip_serializing_if = "DictionaryKind::is_fst")]
+    pub dictionary: DictionaryKind,
     /// Its files, in [`FileKind::SEGMENT_FILES`] order.
     pub files: Vec<FileMeta>,
     /// The directory of its files when that is not the index directory (a flushed segment

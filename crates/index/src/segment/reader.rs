@@ -9,6 +9,7 @@ use memmap2::Mmap;
 
 use super::positions_file::{self, PositionsFile};
 use super::store::{BlockSource, StoreIndex, StoreReader};
+use super::term_dictionary::TermDictionary;
 use super::uncached_file::{UncachedFile, UncachedReads};
 use super::verified_terms::{Verified, VerifiedTerms};
 use super::{DirectPostings, DocLengths, SegmentMeta, StoredDocument};
@@ -44,7 +45,7 @@ impl MappedBody {
 pub struct SegmentReader {
     meta: SegmentMeta,
     codec: Box<dyn BlockCodec>,
-    dictionary: fst::Map<MappedBody>,
+    dictionary: TermDictionary<MappedBody>,
     term_infos: MappedBody,
     skip: MappedBody,
     postings: MappedBody,
@@ -151,8 +152,7 @@ impl SegmentReader {
         let dict = map_file(dir, meta, FileKind::Dictionary, metadata_dir)?;
         let dict_name = &meta.file(FileKind::Dictionary).expect("mapped").name;
         FramedFile::verify(dict.file_bytes(), FileKind::Dictionary, dict_name)?;
-        let dictionary = fst::Map::new(dict)
-            .map_err(|e| IndexError::corrupt(dict_name, format!("dictionary: {e}")))?;
+        let dictionary = TermDictionary::open(meta.dictionary, dict, dict_name)?;
         let reader = SegmentReader {
             codec,
             dictionary,
@@ -209,7 +209,7 @@ impl SegmentReader {
 
     fn bodies(&self) -> Vec<(FileKind, &MappedBody)> {
         let mut bodies = vec![
-            (FileKind::Dictionary, self.dictionary.as_fst().as_inner()),
+            (FileKind::Dictionary, self.dictionary.inner()),
             (FileKind::TermInfos, &self.term_infos),
             (FileKind::Skip, &self.skip),
             (FileKind::Postings, &self.postings),
@@ -332,7 +332,7 @@ impl SegmentReader {
     }
 
     /// The term dictionary.
-    pub fn dictionary(&self) -> &fst::Map<impl AsRef<[u8]>> {
+    pub fn dictionary(&self) -> &TermDictionary<impl AsRef<[u8]>> {
         &self.dictionary
     }
 
@@ -422,7 +422,7 @@ impl SegmentReader {
 
     /// Term `ordinal` of the dictionary (`None` past the last), found in one walk of it.
     pub fn term_at(&self, ordinal: u64) -> Option<Vec<u8>> {
-        term_of_ordinal(self.dictionary.as_fst(), ordinal)
+        self.dictionary.term_at(ordinal)
     }
 
     /// The text of term `ordinal`, for error messages.
@@ -737,59 +737,5 @@ impl EntriesInOrder<'_> {
             .get((ordinal % GROUP_TERMS) as usize)
             .ok_or_else(|| reader.damaged(ordinal, None, "its record does not decode"))?;
         Ok(TermEntry { ordinal, info })
-    }
-}
-
-/// The key whose value is `ordinal` in `fst`, a dictionary whose values are the keys' ranks
-/// (`0, 1, 2, ...` in key order), found in one walk from the root: such an FST's outputs grow
-/// with the key, so the arc to follow at each state is the last one whose output does not
-/// pass the ordinal (Lucene's `Util.getByOutput`). A scan of the dictionary would cost a walk
-/// over every term before it, which on a vocabulary of a million terms is tens of
-/// milliseconds for each error that names a term.
-fn term_of_ordinal<D: AsRef<[u8]>>(fst: &fst::raw::Fst<D>, ordinal: u64) -> Option<Vec<u8>> {
-    let mut node = fst.root();
-    let mut output = 0u64;
-    let mut key = Vec::new();
-    // A key is at most as long as the dictionary is, which bounds the walk.
-    for _ in 0..=fst.as_bytes().len() {
-        if node.is_final() && output.checked_add(node.final_output().value())? == ordinal {
-            return Some(key);
-        }
-        let next = node
-            .transitions()
-            .take_while(|t| {
-                output
-                    .checked_add(t.out.value())
-                    .is_some_and(|o| o <= ordinal)
-            })
-            .last()?;
-        output += next.out.value();
-        key.push(next.inp);
-        node = fst.node(next.addr);
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// Every ordinal's key is found, and ordinals past the last are not.
-        #[test]
-        fn every_ordinal_names_its_key(
-            keys in prop::collection::btree_set(prop::collection::vec(any::<u8>(), 0..12), 0..300),
-        ) {
-            let mut builder = fst::MapBuilder::memory();
-            for (ordinal, key) in keys.iter().enumerate() {
-                builder.insert(key, ordinal as u64).unwrap();
-            }
-            let map = builder.into_map();
-            for (ordinal, key) in keys.iter().enumerate() {
-                prop_assert_eq!(term_of_ordinal(map.as_fst(), ordinal as u64), Some(key.clone()));
-            }
-            prop_assert_eq!(term_of_ordinal(map.as_fst(), keys.len() as u64), None);
-        }
     }
 }

@@ -8,8 +8,9 @@ use apcache_codec::{BlockCodec, CodecKind};
 
 use super::positions_file::PositionsTable;
 use super::store::{StoreReader, StoreWriter};
+use super::term_dictionary::DictionaryWriter;
 use super::term_encoder::{EncodedTerms, TermEncoder};
-use super::{DocMap, FileMeta, SegmentMeta};
+use super::{DictionaryKind, DocMap, FileMeta, SegmentMeta};
 use crate::format::{encode_norms, FileKind, FileWriter, SkipEntry, TermGroupsWriter};
 use crate::search::Bm25;
 use crate::IndexError;
@@ -22,7 +23,8 @@ pub struct SegmentWriter {
     codec: Box<dyn BlockCodec>,
     docs: DocMap,
     lengths: Vec<u32>,
-    dictionary: fst::MapBuilder<FileWriter>,
+    dictionary_kind: DictionaryKind,
+    dictionary: DictionaryWriter<FileWriter>,
     term_infos: FileWriter,
     /// The term-info file's groups.
     term_groups: TermGroupsWriter,
@@ -60,7 +62,15 @@ impl SegmentWriter {
         lengths: Vec<u32>,
     ) -> Result<SegmentWriter, IndexError> {
         let store = Self::open_store(dir, name)?;
-        Self::create_with_store(dir, name, codec_kind, docs, lengths, store)
+        Self::create_with_store(
+            dir,
+            name,
+            codec_kind,
+            DictionaryKind::Fst,
+            docs,
+            lengths,
+            store,
+        )
     }
 
     /// Opens the store file of segment `name` in `dir`, to fill before the rest of the
@@ -80,6 +90,7 @@ impl SegmentWriter {
         dir: &Path,
         name: &str,
         codec_kind: CodecKind,
+        dictionary_kind: DictionaryKind,
         docs: DocMap,
         lengths: Vec<u32>,
         store: StoreWriter,
@@ -100,8 +111,11 @@ impl SegmentWriter {
         };
         let bm25 = Bm25::of_lengths(&lengths);
         let dictionary_path = dir.join(format!("{name}.{}", FileKind::Dictionary.extension()));
-        let dictionary = fst::MapBuilder::new(open(FileKind::Dictionary)?)
-            .map_err(|e| dictionary_error(&dictionary_path, e))?;
+        let dictionary = DictionaryWriter::new(
+            dictionary_kind,
+            open(FileKind::Dictionary)?,
+            temporary(&dictionary_path),
+        )?;
         Ok(SegmentWriter {
             dir: dir.to_path_buf(),
             name: name.to_string(),
@@ -109,6 +123,7 @@ impl SegmentWriter {
             codec,
             docs,
             lengths,
+            dictionary_kind,
             dictionary,
             term_infos: open(FileKind::TermInfos)?,
             term_groups: TermGroupsWriter::default(),
@@ -236,9 +251,7 @@ impl SegmentWriter {
                         self.name
                     ))
                 })?;
-            self.dictionary
-                .insert(batch.term(i), self.ordinal)
-                .map_err(|e| dictionary_error(&self.dictionary_path(), e))?;
+            self.dictionary.insert(batch.term(i), self.ordinal)?;
             self.ordinal += 1;
         }
         self.postings.write_body(&batch.postings)?;
@@ -314,11 +327,7 @@ impl SegmentWriter {
     /// metadata for the manifest.
     pub fn finish(self) -> Result<SegmentMeta, IndexError> {
         let mut finished = Vec::new();
-        let dictionary_path = self.dictionary_path();
-        let dict = self
-            .dictionary
-            .into_inner()
-            .map_err(|e| dictionary_error(&dictionary_path, e))?;
+        let dict = self.dictionary.finish()?;
         finished.push((FileKind::Dictionary, dict.finish()?));
         let mut term_infos = self.term_infos;
         term_infos.write_body(&self.term_groups.finish())?;
@@ -379,29 +388,10 @@ impl SegmentWriter {
             postings: self.postings_count,
             docs_bytes: self.docs_bytes,
             freqs_bytes: self.freqs_bytes,
+            dictionary: self.dictionary_kind,
             files,
             dir: None,
         })
-    }
-}
-
-impl SegmentWriter {
-    /// The dictionary file being written.
-    fn dictionary_path(&self) -> PathBuf {
-        temporary(&self.dir.join(format!(
-            "{}.{}",
-            self.name,
-            FileKind::Dictionary.extension()
-        )))
-    }
-}
-
-/// A failure of the dictionary builder: the file's I/O error as such (a failed write is not a
-/// damaged index), anything else (terms out of order) as a bad argument.
-fn dictionary_error(path: &Path, e: fst::Error) -> IndexError {
-    match e {
-        fst::Error::Io(e) => IndexError::io(path, e),
-        e => IndexError::InvalidArgument(format!("{}: {e}", path.display())),
     }
 }
 
