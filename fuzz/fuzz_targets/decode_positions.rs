@@ -5,11 +5,19 @@
 #![no_main]
 
 use apcache_codec::BLOCK_LEN;
-use apcache_index::format::{encode_term_positions, BlockPositionsReader, TermPositions};
+use apcache_index::format::{
+    encode_term_positions, BlockPositionsReader, PositionsCodec, TermPositions,
+};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&header, rest)) = data.split_first() else { return };
+    // The header's low bit picks the chunks' codec.
+    let codec = if header & 1 == 0 {
+        PositionsCodec::PforDelta
+    } else {
+        PositionsCodec::BitpackDeltaSimd
+    };
     // The first bytes are frequencies (1 to 16 each), up to 600 postings, the rest the region.
     let postings = (usize::from(header >> 3) * 19 + rest.len() / 7) % 600 + 1;
     let (freq_bytes, region) = rest.split_at(postings.min(rest.len()));
@@ -27,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
         let mut first = 0;
         for &f in block_freqs {
             out.clear();
-            if reader.read(block, total, first, f as usize, &mut out).is_ok() {
+            if reader.read(codec, block, total, first, f as usize, &mut out).is_ok() {
                 assert_eq!(out.len(), f as usize);
                 assert!(out.windows(2).all(|w| w[0] < w[1]), "{out:?}");
             }
@@ -45,10 +53,10 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let mut encoded = Vec::new();
-    encode_term_positions(&freqs, &positions, &mut encoded).expect("sound input");
+    encode_term_positions(codec, &freqs, &positions, &mut encoded).expect("sound input");
     let mut read = Vec::new();
     TermPositions::new(&encoded, freqs.len() as u32)
-        .read_all(&freqs, &mut read)
+        .read_all(codec, &freqs, &mut read)
         .expect("sound read");
     assert_eq!(read, positions);
 });

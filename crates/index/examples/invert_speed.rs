@@ -6,11 +6,9 @@
 use std::io::BufRead;
 use std::time::Instant;
 
-use apcache_codec::CodecKind;
 use apcache_index::analyzer::Analyzer;
-use apcache_index::indexer::{ArenaPlacement, PostingTable};
+use apcache_index::indexer::{ArenaPlacement, FlushFormat, PostingTable};
 use apcache_index::ingest::Document;
-use apcache_index::segment::DictionaryKind;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -56,7 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let invert = start.elapsed().as_secs_f64();
         let bytes = table.bytes();
         let start = Instant::now();
-        table.flush(CodecKind::BitpackDeltaSimd, DictionaryKind::TermList)?;
+        table.flush(FlushFormat::BEFORE_MERGE)?;
         let flush = start.elapsed().as_secs_f64();
         best_invert = best_invert.min(invert);
         best_flush = best_flush.min(flush);

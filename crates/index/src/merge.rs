@@ -24,6 +24,7 @@ use std::time::Instant;
 use fst::Streamer;
 use serde::Serialize;
 
+use crate::format::PositionsCodec;
 use crate::manifest::Manifest;
 use apcache_codec::CodecKind;
 
@@ -106,7 +107,7 @@ pub fn merge_segments(
     // Positions survive a merge only if every input has them.
     let positions = readers.iter().all(SegmentReader::has_positions);
     if positions {
-        writer.keep_positions()?;
+        writer.keep_positions(PositionsCodec::PforDelta)?;
     }
     let bm25 = Bm25::of_lengths(&lengths);
     let encoder = TermEncoder::new(&*codec_impl, &bm25, &docs, &lengths, name);

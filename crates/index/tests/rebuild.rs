@@ -337,13 +337,12 @@ fn an_interrupted_builds_segments_answer_as_merged_ones_do() {
         )
     }));
     assert!(interrupted.is_err());
-    // Flushed ahead of a merge: their dictionaries are term lists.
+    // Flushed ahead of a merge: their dictionaries are term lists, their positions bit-packed.
     let manifest = Manifest::load(&index).unwrap();
     assert!(manifest.segments.len() > 1);
-    assert!(manifest
-        .segments
-        .iter()
-        .all(|s| s.dictionary == apcache_index::segment::DictionaryKind::TermList));
+    assert!(manifest.segments.iter().all(|s| s.dictionary
+        == apcache_index::segment::DictionaryKind::TermList
+        && s.positions_codec == apcache_index::format::PositionsCodec::BitpackDeltaSimd));
     let before = answers(&index);
     assert!(before.iter().any(|a| !a.ends_with(" 0 []")), "{before:?}");
     apcache_index::merge::merge_index(&index, None, None).unwrap();
@@ -352,6 +351,10 @@ fn an_interrupted_builds_segments_answer_as_merged_ones_do() {
     assert_eq!(
         manifest.segments[0].dictionary,
         apcache_index::segment::DictionaryKind::Fst
+    );
+    assert_eq!(
+        manifest.segments[0].positions_codec,
+        apcache_index::format::PositionsCodec::PforDelta
     );
     assert_eq!(answers(&index), before);
 }

@@ -79,7 +79,7 @@ impl PositionsLayout {
 mod tests {
     use super::*;
     use apcache_codec::BLOCK_LEN;
-    use apcache_index::format::encode_term_positions;
+    use apcache_index::format::{encode_term_positions, PositionsCodec};
 
     /// A term of `docs` postings, each with `per_doc` positions.
     fn region(docs: usize, per_doc: u32) -> Vec<u8> {
@@ -88,7 +88,7 @@ mod tests {
             .flat_map(|_| (0..per_doc).map(|p| p * 7))
             .collect();
         let mut out = Vec::new();
-        encode_term_positions(&freqs, &positions, &mut out).unwrap();
+        encode_term_positions(PositionsCodec::PforDelta, &freqs, &positions, &mut out).unwrap();
         out
     }
 

@@ -16,7 +16,9 @@ pub(crate) mod vbyte;
 
 pub use file::{FileKind, FileWriter, FramedFile, FOOTER_LEN, FORMAT_VERSION, HEADER_LEN};
 pub use norms::{encode_norms, NormsFile};
-pub use positions::{encode_term_positions, BlockPositionsReader, PositionsError, TermPositions};
+pub use positions::{
+    encode_term_positions, BlockPositionsReader, PositionsCodec, PositionsError, TermPositions,
+};
 pub use skip_entry::{SkipEntries, SkipEntry};
 pub use term_groups::{TermGroups, TermGroupsWriter};
 pub use term_info::{TermInfo, SHORT_POSTINGS};

@@ -27,7 +27,7 @@ mod posting_table;
 mod tail_pool;
 
 pub use arena::ArenaPlacement;
-pub use posting_table::PostingTable;
+pub use posting_table::{FlushFormat, PostingTable};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -41,7 +41,6 @@ use crate::analyzer::{Analyzer, AnalyzerConfig};
 use crate::ingest::{Document, DocumentReader, Input, ReaderOptions};
 use crate::manifest::{BuildProgress, Manifest, MANIFEST};
 use crate::merge::{merge_all, next_segment_number, MergeReport};
-use crate::segment::DictionaryKind;
 use crate::writer_lock::WriterLock;
 use crate::IndexError;
 
@@ -163,10 +162,6 @@ fn table_share(budget: usize, threads: usize) -> usize {
     share.min(byte_slices::ByteSlices::MAX_BYTES / 2)
 }
 
-/// Codec of segments flushed only to be merged: encodes several times faster than
-/// `pfor-delta-simd` (no exception analysis) and decodes fastest.
-const FLUSH_CODEC_BEFORE_MERGE: CodecKind = CodecKind::BitpackDeltaSimd;
-
 /// Shared state of the indexing threads.
 struct Shared<'a> {
     dir: &'a Path,
@@ -191,14 +186,13 @@ fn add_ns(counter: &AtomicU64, since: Instant) {
 }
 
 impl Shared<'_> {
-    /// The codec and dictionary of flushed segments: the index's own, or, when they will be
-    /// merged anyway, what is written fastest (the merge decodes them once, re-encodes with the
-    /// index's codec and builds the one FST the index keeps).
-    fn flush_format(&self) -> (CodecKind, DictionaryKind) {
+    /// The format of flushed segments: the index's own, or, when they will be merged anyway,
+    /// what is written fastest.
+    fn flush_format(&self) -> FlushFormat {
         if self.options.merge {
-            (FLUSH_CODEC_BEFORE_MERGE, DictionaryKind::TermList)
+            FlushFormat::BEFORE_MERGE
         } else {
-            (self.options.codec, DictionaryKind::Fst)
+            FlushFormat::searchable(self.options.codec)
         }
     }
 
@@ -209,8 +203,7 @@ impl Shared<'_> {
         self.arena_bytes
             .fetch_max(table.arena_bytes() as u64, Ordering::Relaxed);
         let start = Instant::now();
-        let (codec, dictionary) = self.flush_format();
-        let mut meta = table.flush(codec, dictionary)?;
+        let mut meta = table.flush(self.flush_format())?;
         meta.dir = self.flush_dir.clone();
         add_ns(&self.flush_ns, start);
         let start = Instant::now();

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use apcache_codec::BLOCK_LEN;
+use apcache_codec::{CodecKind, BLOCK_LEN};
 use compact_str::CompactString;
 use hashbrown::HashTable;
 
@@ -17,6 +17,7 @@ use super::byte_slices::{ByteSlices, ByteStream};
 use super::document_terms::{hash_term, DocumentTerms, TermOccurrences};
 use super::tail_pool::{deinterleave, Tail, TailPool};
 use crate::analyzer::Analyzer;
+use crate::format::PositionsCodec;
 use crate::ingest::Document;
 use crate::segment::{DictionaryKind, DocMap, SegmentMeta, SegmentWriter, StoreWriter};
 use crate::IndexError;
@@ -241,13 +242,9 @@ impl PostingTable {
         Ok(())
     }
 
-    /// Writes everything held as the segment begun by [`PostingTable::begin_segment`], with
-    /// `codec` and a dictionary of `dictionary`'s kind, and empties the table.
-    pub fn flush(
-        &mut self,
-        codec: apcache_codec::CodecKind,
-        dictionary: DictionaryKind,
-    ) -> Result<SegmentMeta, IndexError> {
+    /// Writes everything held as the segment begun by [`PostingTable::begin_segment`], in
+    /// `format`, and empties the table.
+    pub fn flush(&mut self, format: FlushFormat) -> Result<SegmentMeta, IndexError> {
         let (dir, name, store) = self
             .segment
             .take()
@@ -256,14 +253,14 @@ impl PostingTable {
         let mut writer = SegmentWriter::create_with_store(
             &dir,
             &name,
-            codec,
-            dictionary,
+            format.codec,
+            format.dictionary,
             table.docs,
             table.lengths,
             store,
         )?;
         if self.keep_positions {
-            writer.keep_positions()?;
+            writer.keep_positions(format.positions)?;
         }
         let mut positions = Vec::new();
         let mut position_bytes = Vec::new();
@@ -298,6 +295,38 @@ impl PostingTable {
         self.arena.release();
         self.tails.release();
         writer.finish()
+    }
+}
+
+/// How a flush writes its segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlushFormat {
+    /// The codec of the posting blocks.
+    pub codec: CodecKind,
+    /// The kind of term dictionary.
+    pub dictionary: DictionaryKind,
+    /// The codec of the positions chunks.
+    pub positions: PositionsCodec,
+}
+
+impl FlushFormat {
+    /// A segment that only a merge will read: what is written fastest. The merge decodes it
+    /// once, re-encodes with the index's codecs and builds the one FST the index keeps.
+    pub const BEFORE_MERGE: FlushFormat = FlushFormat {
+        // Encodes several times faster than `pfor-delta-simd` (no exception analysis) and
+        // decodes fastest.
+        codec: CodecKind::BitpackDeltaSimd,
+        dictionary: DictionaryKind::TermList,
+        positions: PositionsCodec::BitpackDeltaSimd,
+    };
+
+    /// A segment that queries will read, with posting blocks coded by `codec`.
+    pub fn searchable(codec: CodecKind) -> FlushFormat {
+        FlushFormat {
+            codec,
+            dictionary: DictionaryKind::Fst,
+            positions: PositionsCodec::PforDelta,
+        }
     }
 }
 

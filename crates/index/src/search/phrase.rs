@@ -112,7 +112,14 @@ impl<'a> PhraseTerm<'a> {
             .map_err(|e| IndexError::corrupt(file(), format!("positions: {e}")))?;
         self.positions.clear();
         self.reader
-            .read(bytes, total, before, freq, &mut self.positions)
+            .read(
+                segment.positions_codec(),
+                bytes,
+                total,
+                before,
+                freq,
+                &mut self.positions,
+            )
             .map_err(|e| IndexError::corrupt(file(), format!("positions: {e}")))
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{DictionaryKind, DocMap};
-use crate::format::FileKind;
+use crate::format::{FileKind, PositionsCodec};
 
 /// One file of a segment, as committed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +40,9 @@ pub struct SegmentMeta {
     /// What its dictionary file holds (absent from the manifest: an FST).
     #[serde(default, skip_serializing_if = "DictionaryKind::is_fst")]
     pub dictionary: DictionaryKind,
+    /// The codec of its positions chunks (absent from the manifest: `pfor-delta`).
+    #[serde(default, skip_serializing_if = "PositionsCodec::is_default")]
+    pub positions_codec: PositionsCodec,
     /// Its files, in [`FileKind::SEGMENT_FILES`] order.
     pub files: Vec<FileMeta>,
     /// The directory of its files when that is not the index directory (a flushed segment

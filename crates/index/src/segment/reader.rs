@@ -15,8 +15,8 @@ use super::verified_terms::{Verified, VerifiedTerms};
 use super::{DirectPostings, DocLengths, SegmentMeta, StoredDocument};
 use crate::format::term_groups::GROUP_TERMS;
 use crate::format::{
-    FileKind, FramedFile, NormsFile, SkipEntries, SkipEntry, TermGroups, TermInfo, TermPositions,
-    HEADER_LEN,
+    FileKind, FramedFile, NormsFile, PositionsCodec, SkipEntries, SkipEntry, TermGroups, TermInfo,
+    TermPositions, HEADER_LEN,
 };
 use crate::search::TermEntry;
 use crate::IndexError;
@@ -222,6 +222,11 @@ impl SegmentReader {
         bodies
     }
 
+    /// The codec of the segment's positions chunks.
+    pub fn positions_codec(&self) -> PositionsCodec {
+        self.meta.positions_codec
+    }
+
     /// Whether the segment keeps positions.
     pub fn has_positions(&self) -> bool {
         self.positions.is_some()
@@ -266,7 +271,7 @@ impl SegmentReader {
     ) -> Result<(), IndexError> {
         out.clear();
         self.verified_positions(entry)?
-            .read_all(freqs, out)
+            .read_all(self.meta.positions_codec, freqs, out)
             .map_err(|e| IndexError::corrupt(self.file_name(FileKind::Positions), e.to_string()))?;
         Ok(())
     }

@@ -9,7 +9,7 @@
 use apcache_codec::{BlockCodec, BLOCK_LEN};
 
 use super::DocMap;
-use crate::format::{encode_term_positions, SkipEntry, TermInfo};
+use crate::format::{encode_term_positions, PositionsCodec, SkipEntry, TermInfo};
 use crate::search::{length_to_norm, Bm25};
 use crate::IndexError;
 
@@ -87,6 +87,7 @@ pub struct TermEncoder<'a> {
     docs: &'a DocMap,
     lengths: &'a [u32],
     segment: &'a str,
+    positions_codec: PositionsCodec,
 }
 
 impl<'a> TermEncoder<'a> {
@@ -105,7 +106,14 @@ impl<'a> TermEncoder<'a> {
             docs,
             lengths,
             segment,
+            positions_codec: PositionsCodec::default(),
         }
+    }
+
+    /// The encoder with positions coded by `codec` (default: [`PositionsCodec::PforDelta`]).
+    pub fn with_positions_codec(mut self, codec: PositionsCodec) -> TermEncoder<'a> {
+        self.positions_codec = codec;
+        self
     }
 
     fn length_of(&self, doc: u32) -> Result<u32, IndexError> {
@@ -219,12 +227,13 @@ impl<'a> TermEncoder<'a> {
             postings_crc: 0,
         });
         if let Some(positions) = positions {
-            encode_term_positions(freqs, positions, &mut out.positions).map_err(|e| {
-                IndexError::InvalidArgument(format!(
-                    "term {:?}: positions: {e}",
-                    String::from_utf8_lossy(term)
-                ))
-            })?;
+            encode_term_positions(self.positions_codec, freqs, positions, &mut out.positions)
+                .map_err(|e| {
+                    IndexError::InvalidArgument(format!(
+                        "term {:?}: positions: {e}",
+                        String::from_utf8_lossy(term)
+                    ))
+                })?;
             out.position_ends.push(out.positions.len());
         }
         out.term_bytes.extend_from_slice(term);

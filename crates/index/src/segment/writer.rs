@@ -11,7 +11,9 @@ use super::store::{StoreReader, StoreWriter};
 use super::term_dictionary::DictionaryWriter;
 use super::term_encoder::{EncodedTerms, TermEncoder};
 use super::{DictionaryKind, DocMap, FileMeta, SegmentMeta};
-use crate::format::{encode_norms, FileKind, FileWriter, SkipEntry, TermGroupsWriter};
+use crate::format::{
+    encode_norms, FileKind, FileWriter, PositionsCodec, SkipEntry, TermGroupsWriter,
+};
 use crate::search::Bm25;
 use crate::IndexError;
 
@@ -32,6 +34,7 @@ pub struct SegmentWriter {
     postings: FileWriter,
     /// The positions file and its table, when the segment keeps positions.
     positions: Option<(FileWriter, PositionsTable)>,
+    positions_codec: PositionsCodec,
     /// `None` while a merge fills the store on a thread of its own.
     store: Option<StoreWriter>,
     ordinal: u64,
@@ -130,6 +133,7 @@ impl SegmentWriter {
             skip: open(FileKind::Skip)?,
             postings: open(FileKind::Postings)?,
             positions: None,
+            positions_codec: PositionsCodec::default(),
             store: Some(store),
             ordinal: 0,
             skip_entries: 0,
@@ -141,9 +145,9 @@ impl SegmentWriter {
         })
     }
 
-    /// Makes the segment keep positions: every term added from now on must come with its
-    /// positions. Call before the first term.
-    pub fn keep_positions(&mut self) -> Result<(), IndexError> {
+    /// Makes the segment keep positions, coded by `codec`: every term added from now on must
+    /// come with its positions. Call before the first term.
+    pub fn keep_positions(&mut self, codec: PositionsCodec) -> Result<(), IndexError> {
         if self.ordinal > 0 {
             return Err(IndexError::InvalidArgument(
                 "positions must be kept from the first term".into(),
@@ -158,6 +162,7 @@ impl SegmentWriter {
             let file = FileWriter::create(&path, FileKind::Positions)?;
             self.positions = Some((file, PositionsTable::default()));
         }
+        self.positions_codec = codec;
         Ok(())
     }
 
@@ -200,6 +205,7 @@ impl SegmentWriter {
             &self.lengths,
             &self.name,
         )
+        .with_positions_codec(self.positions_codec)
         .encode(term, docs, freqs, positions, &mut batch)
         .and_then(|()| self.add_encoded(&batch));
         self.batch = batch;
@@ -389,6 +395,7 @@ impl SegmentWriter {
             docs_bytes: self.docs_bytes,
             freqs_bytes: self.freqs_bytes,
             dictionary: self.dictionary_kind,
+            positions_codec: self.positions_codec,
             files,
             dir: None,
         })
