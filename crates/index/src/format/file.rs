@@ -14,9 +14,11 @@ use std::path::{Path, PathBuf};
 use crate::IndexError;
 
 /// The version of the on-disk format this build writes.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 /// The oldest version this build reads: version 8 changed the term records and skip entries
-/// and dropped the term checksums file, so older indexes must be rebuilt.
+/// and dropped the term checksums file, so older indexes must be rebuilt. Version 9 added
+/// two kinds of segment (a term-list dictionary, bit-packed positions) and left version 8's as
+/// they were.
 pub const OLDEST_READABLE_VERSION: u32 = 8;
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 16;
@@ -294,7 +296,7 @@ mod tests {
                 matches!(error, IndexError::IncompatibleVersion { found, .. } if found == version),
                 "{message}"
             );
-            assert!(message.contains("reads versions 8 to 8"), "{message}");
+            assert!(message.contains("reads versions 8 to 9"), "{message}");
             assert!(message.contains("--force"), "{message}");
         }
     }

@@ -134,6 +134,18 @@ impl ByteSlices {
         }
     }
 
+    /// Asks the CPU to bring the line that `stream`'s next append writes into the cache.
+    #[inline]
+    pub(crate) fn prefetch(&self, stream: &ByteStream) {
+        if stream.is_empty() {
+            return;
+        }
+        let at = stream.cursor as usize;
+        if let Some(chunk) = self.chunks.get(at / CHUNK_BYTES) {
+            super::prefetch::prefetch_line(chunk[at % CHUNK_BYTES..].as_ptr());
+        }
+    }
+
     /// A new slice of `size` bytes: its address.
     fn allocate(&mut self, size: usize) -> Option<u32> {
         if self.chunks.is_empty() || self.next + size > CHUNK_BYTES {

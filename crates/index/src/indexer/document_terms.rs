@@ -49,6 +49,8 @@ pub(super) struct DocumentTerms {
     /// The positions grouped by term: `terms[i]`'s are `grouped[first..first + freq]`, in
     /// increasing order.
     grouped: Vec<u32>,
+    /// Whether `grouped` holds the occurrences added so far.
+    is_grouped: bool,
     keep_positions: bool,
 }
 
@@ -85,6 +87,12 @@ impl DocumentTerms {
         self.occurrences.shrink_to(KEPT_ENTRIES);
         self.grouped.clear();
         self.grouped.shrink_to(KEPT_ENTRIES);
+        self.is_grouped = false;
+    }
+
+    /// Distinct terms.
+    pub(super) fn len(&self) -> usize {
+        self.terms.len()
     }
 
     /// Counts one occurrence of `token` at `position` (positions come in increasing order).
@@ -119,6 +127,7 @@ impl DocumentTerms {
         };
         if self.keep_positions {
             self.occurrences.push((index, position));
+            self.is_grouped = false;
         }
     }
 
@@ -128,8 +137,9 @@ impl DocumentTerms {
         &mut self,
         mut visit: impl FnMut(TermOccurrences<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        if self.keep_positions {
+        if self.keep_positions && !self.is_grouped {
             self.group_positions();
+            self.is_grouped = true;
         }
         for t in &self.terms {
             let positions = if self.keep_positions {

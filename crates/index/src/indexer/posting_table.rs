@@ -33,6 +33,8 @@ pub struct PostingTable {
     contents: Contents,
     /// The document being inverted.
     document: DocumentTerms,
+    /// The hash-table buckets of the document's terms, in [`DocumentTerms::for_each`] order.
+    buckets: Vec<usize>,
     /// The segment the next flush writes: its directory, its name, and its store, which the
     /// stored documents stream to as they arrive (so they hold no memory of the table's).
     segment: Option<(PathBuf, String, StoreWriter)>,
@@ -68,22 +70,20 @@ struct Contents {
 }
 
 impl Contents {
-    /// Adds posting `(did, freq)` of one term of a document, and its positions.
-    fn add_posting(
+    /// The bucket of `term`'s entry (whose hash is `hash`), made when the table lacks it, and
+    /// a prefetch of the lines its next posting writes. Buckets stay where they are until the
+    /// table grows: [`PostingTable::add_document`] reserves room for a document's terms first.
+    fn find_or_insert(
         &mut self,
-        did: u32,
-        occurrences: TermOccurrences<'_>,
-        arena: &mut BlockArena,
-        tails: &mut TailPool,
-    ) -> Result<(), IndexError> {
-        let TermOccurrences {
-            term,
-            hash,
-            freq,
-            positions,
-        } = occurrences;
-        let entry = match self.terms.find_mut(hash, |e| e.term.as_bytes() == term) {
-            Some(entry) => entry,
+        term: &[u8],
+        hash: u64,
+        tails: &TailPool,
+    ) -> Result<usize, IndexError> {
+        let bucket = match self
+            .terms
+            .find_bucket_index(hash, |e| e.term.as_bytes() == term)
+        {
+            Some(bucket) => bucket,
             None => {
                 let term = std::str::from_utf8(term)
                     .map_err(|_| IndexError::InvalidArgument("a token that is not UTF-8".into()))?;
@@ -100,9 +100,33 @@ impl Contents {
                 };
                 self.terms
                     .insert_unique(hash, entry, |e| hash_term(e.term.as_bytes()))
-                    .into_mut()
+                    .bucket_index()
             }
         };
+        if let Some(entry) = self.terms.get_bucket(bucket) {
+            tails.prefetch(&entry.tail);
+            self.positions.prefetch(&entry.positions);
+        }
+        Ok(bucket)
+    }
+
+    /// Adds posting `(did, freq)` of the term in `bucket` (see [`Contents::find_or_insert`]),
+    /// and its positions.
+    fn add_posting(
+        &mut self,
+        bucket: usize,
+        did: u32,
+        occurrences: TermOccurrences<'_>,
+        arena: &mut BlockArena,
+        tails: &mut TailPool,
+    ) -> Result<(), IndexError> {
+        let TermOccurrences {
+            freq, positions, ..
+        } = occurrences;
+        let entry = self
+            .terms
+            .get_bucket_mut(bucket)
+            .ok_or_else(|| IndexError::InvalidArgument("a term's entry moved".into()))?;
         // Each position as a VByte of its gap, straight into the term's stream.
         let mut last = 0;
         for &position in positions {
@@ -146,6 +170,7 @@ impl PostingTable {
             tails: TailPool::default(),
             contents: Contents::default(),
             document: DocumentTerms::new(keep_positions),
+            buckets: Vec::new(),
             segment: None,
             keep_positions,
         })
@@ -231,7 +256,22 @@ impl PostingTable {
             offset = offset.saturating_add(words);
         }
         let (arena, tails, this) = (&mut self.arena, &mut self.tails, &mut self.contents);
-        document.for_each(|occurrences| this.add_posting(did, occurrences, arena, tails))?;
+        // Every distinct term's entry found (or made) first, with the lines its posting writes
+        // prefetched, then the postings appended: the misses of many terms overlap. With room
+        // reserved for all of them, no insert moves the buckets found before it.
+        this.terms
+            .reserve(document.len(), |e| hash_term(e.term.as_bytes()));
+        let buckets = &mut self.buckets;
+        buckets.clear();
+        document.for_each(|occurrences| {
+            buckets.push(this.find_or_insert(occurrences.term, occurrences.hash, tails)?);
+            Ok::<_, IndexError>(())
+        })?;
+        let mut buckets = buckets.iter();
+        document.for_each(|occurrences| {
+            let bucket = *buckets.next().expect("one bucket per term");
+            this.add_posting(bucket, did, occurrences, arena, tails)
+        })?;
         // A store block never spans two runs of DIDs (see `SegmentWriter::add_stored_raw`).
         if this.docs.runs().last().is_some_and(|r| r[0] + r[1] != did) {
             store.cut()?;

@@ -61,6 +61,18 @@ impl TailPool {
         tail.len += 1;
     }
 
+    /// Asks the CPU to bring the line that `tail`'s next push writes into the cache.
+    #[inline]
+    pub(crate) fn prefetch(&self, tail: &Tail) {
+        if tail.len == tail.capacity {
+            return; // the push moves the tail first
+        }
+        let at = tail.start as usize + 2 * usize::from(tail.len);
+        if let Some(chunk) = self.chunks.get(at / CHUNK_WORDS) {
+            super::prefetch::prefetch_line(chunk[at % CHUNK_WORDS..].as_ptr().cast());
+        }
+    }
+
     #[cold]
     fn grow(&mut self, tail: &mut Tail) {
         let capacity = if tail.capacity == 0 {
