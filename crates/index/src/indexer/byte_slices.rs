@@ -146,6 +146,18 @@ impl ByteSlices {
         }
     }
 
+    /// Asks the CPU to bring the first line of `stream` into the cache.
+    #[inline]
+    pub(crate) fn prefetch_start(&self, stream: &ByteStream) {
+        if stream.is_empty() {
+            return;
+        }
+        let at = stream.start as usize;
+        if let Some(chunk) = self.chunks.get(at / CHUNK_BYTES) {
+            super::prefetch::prefetch_line(chunk[at % CHUNK_BYTES..].as_ptr());
+        }
+    }
+
     /// A new slice of `size` bytes: its address.
     fn allocate(&mut self, size: usize) -> Option<u32> {
         if self.chunks.is_empty() || self.next + size > CHUNK_BYTES {

@@ -15,12 +15,16 @@ use hashbrown::HashTable;
 use super::arena::{ArenaPlacement, BlockArena};
 use super::byte_slices::{ByteSlices, ByteStream};
 use super::document_terms::{hash_term, DocumentTerms, TermOccurrences};
+use super::prefetch::prefetch_line;
 use super::tail_pool::{deinterleave, Tail, TailPool};
 use crate::analyzer::Analyzer;
 use crate::format::PositionsCodec;
 use crate::ingest::Document;
 use crate::segment::{DictionaryKind, DocMap, SegmentMeta, SegmentWriter, StoreWriter};
 use crate::IndexError;
+
+/// How many terms ahead a flush prefetches what it reads next.
+const FLUSH_PREFETCH_DISTANCE: usize = 8;
 
 /// Terms up to this many bytes are stored inside the hash entry (`CompactString`).
 const KEY_INLINE_BYTES: usize = 24;
@@ -311,7 +315,18 @@ impl PostingTable {
             .collect();
         order.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let (mut docs, mut freqs) = (Vec::new(), Vec::new());
-        for (_, entry) in order {
+        for i in 0..order.len() {
+            // Terms in byte order are scattered over the table and the pools: the entries a
+            // few terms ahead are prefetched, and what those entries point to a few after.
+            if let Some(&(_, ahead)) = order.get(i + 2 * FLUSH_PREFETCH_DISTANCE) {
+                prefetch_line(std::ptr::from_ref(ahead).cast());
+            }
+            if let Some(&(_, ahead)) = order.get(i + FLUSH_PREFETCH_DISTANCE) {
+                self.tails.prefetch_pairs(&ahead.tail);
+                table.positions.prefetch_start(&ahead.positions);
+                prefetch_line(table.sealed.as_ptr().wrapping_add(ahead.id as usize).cast());
+            }
+            let entry = order[i].1;
             docs.clear();
             freqs.clear();
             for &block in &table.sealed[entry.id as usize] {

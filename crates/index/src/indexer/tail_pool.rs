@@ -119,6 +119,17 @@ impl TailPool {
         &self.chunks[at / CHUNK_WORDS][at % CHUNK_WORDS..at % CHUNK_WORDS + len]
     }
 
+    /// Asks the CPU to bring the first line of `tail`'s pairs into the cache.
+    #[inline]
+    pub(crate) fn prefetch_pairs(&self, tail: &Tail) {
+        let at = tail.start as usize;
+        if tail.len > 0 {
+            if let Some(chunk) = self.chunks.get(at / CHUNK_WORDS) {
+                super::prefetch::prefetch_line(chunk[at % CHUNK_WORDS..].as_ptr().cast());
+            }
+        }
+    }
+
     /// Empties `tail`, keeping its region for the term's next block.
     pub(crate) fn reset(tail: &mut Tail) {
         tail.len = 0;
