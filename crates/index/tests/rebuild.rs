@@ -172,25 +172,30 @@ fn an_input_without_documents_commits_nothing() {
     assert!(committed_files(&index) == old, "the old index changed");
 }
 
-#[test]
-fn an_interrupted_build_is_marked_incomplete() {
-    let work = tempfile::tempdir().unwrap();
-    let index = work.path().join("index");
-    // A progress callback that panics stops the build after the flushes of what it had
-    // read, before its final commit.
-    let mut batches = 0;
+/// Builds the sample into `index` (which holds no index) and stops the build at its
+/// `batches`-th batch: a progress callback that panics ends it after the flushes of what it had
+/// read, before its final commit.
+fn interrupt_build(index: &Path, batches: usize) {
+    let mut read = 0;
     let interrupted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         build_index(
             vec![Input::from_arg(sample())],
-            &index,
+            index,
             &options(false, true),
             |_, _| {
-                batches += 1;
-                assert!(batches < 20, "interrupted");
+                read += 1;
+                assert!(read < batches, "interrupted");
             },
         )
     }));
     assert!(interrupted.is_err());
+}
+
+#[test]
+fn an_interrupted_build_is_marked_incomplete() {
+    let work = tempfile::tempdir().unwrap();
+    let index = work.path().join("index");
+    interrupt_build(&index, 20);
     let manifest = Manifest::load(&index).unwrap();
     let progress = manifest.build.as_ref().expect("marked incomplete");
     assert_eq!(progress.input, sample().display().to_string());
@@ -324,19 +329,7 @@ fn answers(index: &Path) -> Vec<String> {
 fn an_interrupted_builds_segments_answer_as_merged_ones_do() {
     let work = tempfile::tempdir().unwrap();
     let index = work.path().join("index");
-    let mut batches = 0;
-    let interrupted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        build_index(
-            vec![Input::from_arg(sample())],
-            &index,
-            &options(false, true),
-            |_, _| {
-                batches += 1;
-                assert!(batches < 30, "interrupted");
-            },
-        )
-    }));
-    assert!(interrupted.is_err());
+    interrupt_build(&index, 30);
     // Flushed ahead of a merge: their dictionaries are term lists, their positions bit-packed.
     let manifest = Manifest::load(&index).unwrap();
     assert!(manifest.segments.len() > 1);

@@ -137,22 +137,22 @@ impl ByteSlices {
     /// Asks the CPU to bring the line that `stream`'s next append writes into the cache.
     #[inline]
     pub(crate) fn prefetch(&self, stream: &ByteStream) {
-        if stream.is_empty() {
-            return;
-        }
-        let at = stream.cursor as usize;
-        if let Some(chunk) = self.chunks.get(at / CHUNK_BYTES) {
-            super::prefetch::prefetch_line(chunk[at % CHUNK_BYTES..].as_ptr());
+        if !stream.is_empty() {
+            self.prefetch_at(stream.cursor);
         }
     }
 
     /// Asks the CPU to bring the first line of `stream` into the cache.
     #[inline]
     pub(crate) fn prefetch_start(&self, stream: &ByteStream) {
-        if stream.is_empty() {
-            return;
+        if !stream.is_empty() {
+            self.prefetch_at(stream.start);
         }
-        let at = stream.start as usize;
+    }
+
+    #[inline]
+    fn prefetch_at(&self, at: u32) {
+        let at = at as usize;
         if let Some(chunk) = self.chunks.get(at / CHUNK_BYTES) {
             super::prefetch::prefetch_line(chunk[at % CHUNK_BYTES..].as_ptr());
         }
