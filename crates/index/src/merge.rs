@@ -439,7 +439,11 @@ pub(crate) fn merge_all(
         (None, None) => return Ok(MergeReport::default()),
     };
     if let [only] = manifest.segments.as_slice() {
-        if only.dir.as_deref() == out_dir && only.codec == codec.name() {
+        // A lone segment is kept as it is only when it is what a merge would write: in place,
+        // with the codec asked for, an FST and `pfor-delta` positions (a segment flushed ahead
+        // of a merge has neither).
+        let as_merged = only.dictionary.is_fst() && only.positions_codec.is_default();
+        if only.dir.as_deref() == out_dir && only.codec == codec.name() && as_merged {
             return Ok(MergeReport {
                 segments_in,
                 segments_out: 1,

@@ -351,3 +351,24 @@ fn an_interrupted_builds_segments_answer_as_merged_ones_do() {
     );
     assert_eq!(answers(&index), before);
 }
+
+#[test]
+fn a_build_of_one_flush_ends_with_a_searchable_segment_whatever_the_codec() {
+    // One flush with the flush's own posting codec: the merge must still rewrite it, since its
+    // dictionary and positions are made for a merge.
+    let work = tempfile::tempdir().unwrap();
+    let input = head(work.path(), "few.tsv", 20);
+    let index = work.path().join("index");
+    let options = IndexOptions {
+        codec: apcache_codec::CodecKind::BitpackDeltaSimd,
+        ..IndexOptions::default()
+    };
+    build(&input, &index, &options).unwrap();
+    let manifest = Manifest::load(&index).unwrap();
+    let [segment] = manifest.segments.as_slice() else {
+        panic!("{} segments", manifest.segments.len())
+    };
+    assert_eq!(segment.codec, "bitpack-delta-simd");
+    assert!(segment.dictionary.is_fst());
+    assert!(segment.positions_codec.is_default());
+}
