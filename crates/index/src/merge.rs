@@ -110,7 +110,8 @@ pub fn merge_segments(
         writer.keep_positions(PositionsCodec::PforDelta)?;
     }
     let bm25 = Bm25::of_lengths(&lengths);
-    let encoder = TermEncoder::new(&*codec_impl, &bm25, &docs, &lengths, name);
+    let encoder = TermEncoder::new(&*codec_impl, &bm25, &docs, &lengths, name)
+        .with_positions_codec(writer.positions_codec());
     let parts = term_parts(&readers);
     let store = writer.take_store()?;
     let (mut writer, store) = std::thread::scope(|scope| {

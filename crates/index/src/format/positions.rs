@@ -7,7 +7,7 @@
 //! large), which its exceptions code in the fewest bytes, and a phrase query decodes few
 //! chunks, so their size matters more than their decoding speed. A segment flushed only to be
 //! merged codes them with `bitpack-delta-simd` instead ([`PositionsCodec`]): the merge reads
-//! each position once, and its flush encodes several times faster.
+//! each position once, and its flush encodes faster (no exception analysis).
 //!
 //! A phrase query checks few of a block's documents, so a reader finds a document's positions
 //! without decoding the block's others: the block's frequencies (which the query decoded
@@ -48,8 +48,9 @@ pub enum PositionsCodec {
     /// queries read keeps it.
     #[default]
     PforDelta,
-    /// `bitpack-delta-simd` frequency blocks: several times faster to encode, a few tenths
-    /// larger. A segment flushed only to be merged keeps it (the merge decodes it once).
+    /// `bitpack-delta-simd` frequency blocks: faster to encode (no exception analysis), about
+    /// a sixth larger (203 against 174 MB for the four corpus parts). A segment flushed only to
+    /// be merged keeps it (the merge decodes it once).
     BitpackDeltaSimd,
 }
 

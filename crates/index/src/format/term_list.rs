@@ -64,7 +64,7 @@ impl<W: Write> TermListWriter<W> {
     }
 
     /// Appends `term`, which must follow every term before it.
-    pub fn insert(&mut self, term: &[u8]) -> Result<(), TermListError> {
+    fn insert(&mut self, term: &[u8]) -> Result<(), TermListError> {
         if self.terms > 0 && term <= self.last.as_slice() {
             return Err(TermListError("terms out of order"));
         }

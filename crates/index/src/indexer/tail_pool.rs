@@ -67,7 +67,11 @@ impl TailPool {
         if tail.len == tail.capacity {
             return; // the push moves the tail first
         }
-        let at = tail.start as usize + 2 * usize::from(tail.len);
+        self.prefetch_at(tail.start as usize + 2 * usize::from(tail.len));
+    }
+
+    #[inline]
+    fn prefetch_at(&self, at: usize) {
         if let Some(chunk) = self.chunks.get(at / CHUNK_WORDS) {
             super::prefetch::prefetch_line(chunk[at % CHUNK_WORDS..].as_ptr().cast());
         }
@@ -122,11 +126,8 @@ impl TailPool {
     /// Asks the CPU to bring the first line of `tail`'s pairs into the cache.
     #[inline]
     pub(crate) fn prefetch_pairs(&self, tail: &Tail) {
-        let at = tail.start as usize;
         if tail.len > 0 {
-            if let Some(chunk) = self.chunks.get(at / CHUNK_WORDS) {
-                super::prefetch::prefetch_line(chunk[at % CHUNK_WORDS..].as_ptr().cast());
-            }
+            self.prefetch_at(tail.start as usize);
         }
     }
 

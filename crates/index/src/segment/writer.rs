@@ -181,6 +181,11 @@ impl SegmentWriter {
         &self.lengths
     }
 
+    /// The codec of the positions chunks ([`SegmentWriter::keep_positions`]).
+    pub fn positions_codec(&self) -> PositionsCodec {
+        self.positions_codec
+    }
+
     /// The codec.
     pub fn codec(&self) -> &dyn BlockCodec {
         &*self.codec
