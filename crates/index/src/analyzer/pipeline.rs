@@ -7,7 +7,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 
 use super::config::{AnalyzerConfig, Stemming, StopWords};
 use super::stop_words::is_english_stop_word;
-use super::tokenizer::for_each_word;
+use super::tokenizer::{for_each_word, WordCase};
 
 /// Turns text into index terms: UAX #29 words, lowercased, then optionally stop-filtered and
 /// stemmed, in the order of Lucene's analyzers.
@@ -79,13 +79,13 @@ impl Analyzer {
         let mut lowercase_buffer = String::new();
         let mut position: u32 = 0;
         let base = text.as_ptr() as usize;
-        for_each_word(text, |word| {
+        for_each_word(text, |word, case| {
             let word_position = position;
             position = position.saturating_add(1);
             // Words are slices of `text`.
             let start = word.as_ptr() as usize - base;
             let range = start..start + word.len();
-            let term = lowercase(word, &mut lowercase_buffer);
+            let term = lowercase(word, case, &mut lowercase_buffer);
             if self.config.stop_words == StopWords::English && is_english_stop_word(term) {
                 return;
             }
@@ -128,16 +128,25 @@ impl fmt::Debug for Analyzer {
 }
 
 /// `word` lowercased character by character, as Lucene's `LowerCaseFilter` does: either `word`
-/// itself, when it is ASCII without capitals, or `buffer` holding the lowercased copy.
+/// itself, when it is ASCII without capitals, or `buffer` holding the lowercased copy. `case`
+/// is what the tokenizer already knows, so that an ASCII word is not read again.
 ///
 /// Each character takes its simple (one-to-one) lowercase mapping, like Java's
 /// `Character.toLowerCase`: `İ` becomes `i` rather than `i` plus a combining dot, and a final
 /// `Σ` becomes `σ`, not `ς`.
-fn lowercase<'a>(word: &'a str, buffer: &'a mut String) -> &'a str {
-    if word.is_ascii() {
-        if !word.bytes().any(|byte| byte.is_ascii_uppercase()) {
-            return word;
+fn lowercase<'a>(word: &'a str, case: WordCase, buffer: &'a mut String) -> &'a str {
+    let ascii_with_capitals = match case {
+        WordCase::AsciiLowercase => return word,
+        WordCase::AsciiCapitalized => true,
+        WordCase::Unknown if word.is_ascii() => {
+            if !word.bytes().any(|byte| byte.is_ascii_uppercase()) {
+                return word;
+            }
+            true
         }
+        WordCase::Unknown => false,
+    };
+    if ascii_with_capitals {
         buffer.clear();
         buffer.push_str(word);
         buffer.make_ascii_lowercase();

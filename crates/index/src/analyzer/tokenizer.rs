@@ -11,23 +11,50 @@
 //! [`for_each_ascii_word`]; the piece around each non-ASCII character, from the last safe point
 //! before it to the first one after it, goes through the Unicode segmenter.
 
+use apcache_codec::Isa;
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::ascii_words::for_each_ascii_word;
+use super::byte_classes::Classifier;
 use super::word_class;
 
 /// The longest token, in characters; longer words are chopped into pieces of this length, as
 /// Lucene's `StandardTokenizer` does with its default `maxTokenLength` of 255.
 pub const MAX_TOKEN_CHARS: usize = 255;
 
-/// Calls `emit` with each token of `text`, in order, as a slice of `text` (not lowercased).
-pub(super) fn for_each_word<'t>(text: &'t str, mut emit: impl FnMut(&'t str)) {
-    let mut emit = |word: &'t str| emit_chopped(word, &mut emit);
+/// What the tokenizer learnt of a word's case while finding it, so that lowercasing need not
+/// read the word again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum WordCase {
+    /// ASCII without a capital: already its own lowercase.
+    AsciiLowercase,
+    /// ASCII with at least one capital.
+    AsciiCapitalized,
+    /// Not known (a word from the Unicode segmenter).
+    Unknown,
+}
+
+impl WordCase {
+    fn of_ascii(capitals: bool) -> WordCase {
+        if capitals {
+            WordCase::AsciiCapitalized
+        } else {
+            WordCase::AsciiLowercase
+        }
+    }
+}
+
+/// Calls `emit` with each token of `text`, in order, as a slice of `text` (not lowercased),
+/// with what is known of its case.
+pub(super) fn for_each_word<'t>(text: &'t str, mut emit: impl FnMut(&'t str, WordCase)) {
+    let classifier = Classifier::for_isa(Isa::detect());
     let bytes = text.as_bytes();
     let mut pos = 0;
     while pos < bytes.len() {
-        let Some(offset) = bytes[pos..].iter().position(|byte| !byte.is_ascii()) else {
-            for_each_ascii_word(&text[pos..], &mut emit);
+        let Some(offset) = first_non_ascii(&bytes[pos..]) else {
+            for_each_ascii_word(&text[pos..], classifier, |word, capitals| {
+                emit_chopped(word, WordCase::of_ascii(capitals), &mut emit)
+            });
             return;
         };
         let non_ascii = pos + offset;
@@ -40,10 +67,30 @@ pub(super) fn for_each_word<'t>(text: &'t str, mut emit: impl FnMut(&'t str)) {
             .unwrap_or(bytes.len());
         // `start` and `end` are each 0, the end, or the index of an ASCII byte, so they are
         // character boundaries.
-        for_each_ascii_word(&text[pos..start], &mut emit);
-        for_each_unicode_word(&text[start..end], &mut emit);
+        for_each_ascii_word(&text[pos..start], classifier, |word, capitals| {
+            emit_chopped(word, WordCase::of_ascii(capitals), &mut emit)
+        });
+        for_each_unicode_word(&text[start..end], &mut |word| {
+            emit_chopped(word, WordCase::Unknown, &mut emit)
+        });
         pos = end;
     }
+}
+
+/// The index of the first byte of `bytes` outside ASCII, testing eight bytes at a time.
+fn first_non_ascii(bytes: &[u8]) -> Option<usize> {
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let high = u64::from_le_bytes(word.try_into().expect("eight bytes")) & HIGH_BITS;
+        if high != 0 {
+            return Some(at + high.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    let tail = words.remainder().iter().position(|byte| !byte.is_ascii())?;
+    Some(at + tail)
 }
 
 /// The tokens of `text` by the full UAX #29 segmenter, kept as Lucene keeps them
@@ -78,11 +125,13 @@ fn is_safe_point(bytes: &[u8], i: usize) -> bool {
     before.is_ascii_whitespace() && at.is_ascii() && !at.is_ascii_whitespace()
 }
 
-/// Emits `word`, or its consecutive pieces of [`MAX_TOKEN_CHARS`] characters if it is longer.
-fn emit_chopped<'t>(word: &'t str, emit: &mut impl FnMut(&'t str)) {
+/// Emits `word`, or its consecutive pieces of [`MAX_TOKEN_CHARS`] characters if it is longer
+/// (each with the whole word's `case`: a piece of a capitalized word may have no capital, and
+/// lowercasing it changes nothing).
+fn emit_chopped<'t>(word: &'t str, case: WordCase, emit: &mut impl FnMut(&'t str, WordCase)) {
     // A string is never longer in characters than in bytes.
     if word.len() <= MAX_TOKEN_CHARS {
-        emit(word);
+        emit(word, case);
         return;
     }
     let mut rest = word;
@@ -92,7 +141,7 @@ fn emit_chopped<'t>(word: &'t str, emit: &mut impl FnMut(&'t str)) {
             .nth(MAX_TOKEN_CHARS)
             .map_or(rest.len(), |(index, _)| index);
         let (piece, tail) = rest.split_at(cut);
-        emit(piece);
+        emit(piece, case);
         rest = tail;
     }
 }
@@ -105,7 +154,17 @@ mod tests {
 
     fn words(text: &str) -> Vec<&str> {
         let mut words = Vec::new();
-        for_each_word(text, |word| words.push(word));
+        for_each_word(text, |word, case| {
+            // Lowercasing trusts this hint to skip a word; a capitalized word's chopped
+            // pieces may be marked capitalized without a capital, which costs only a copy.
+            if case == WordCase::AsciiLowercase {
+                assert!(
+                    !word.bytes().any(|byte| byte.is_ascii_uppercase()),
+                    "{word:?}"
+                );
+            }
+            words.push(word)
+        });
         words
     }
 
@@ -119,7 +178,8 @@ mod tests {
 
     fn ascii_words(text: &str) -> Vec<&str> {
         let mut words = Vec::new();
-        for_each_ascii_word(text, |word| words.push(word));
+        let classifier = Classifier::for_isa(Isa::detect());
+        for_each_ascii_word(text, classifier, |word, _| words.push(word));
         words
     }
 
@@ -195,6 +255,20 @@ mod tests {
             text in text_over(MIXED_ALPHABET)
         ) {
             prop_assert_eq!(words(&text), reference_words(&text));
+        }
+    }
+
+    #[test]
+    fn the_first_byte_outside_ascii_is_found_in_any_lane() {
+        for length in 0..40 {
+            let ascii = "a".repeat(length);
+            assert_eq!(first_non_ascii(ascii.as_bytes()), None);
+            for at in 0..length {
+                let mut bytes = ascii.clone().into_bytes();
+                bytes[at] = 0xC3;
+                bytes[length - 1] = 0x80;
+                assert_eq!(first_non_ascii(&bytes), Some(at));
+            }
         }
     }
 
