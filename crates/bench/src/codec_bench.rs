@@ -447,6 +447,24 @@ fn check_targets(
             );
         }
     }
+    // The PFor and bit-packing codecs at or above BitPacker4x, the `bitpacking` crate's
+    // 128-value blocks, on each kind of integer.
+    if let Some(b) = peer("bitpacking BitPacker4x") {
+        for name in ["pfor-delta-simd", "bitpack-delta-simd"] {
+            if let Some(p) = ours(name) {
+                at_least(
+                    &format!("{name} DID decode / BitPacker4x"),
+                    p.docs_decode_mints_per_s / b.docs_decode_mints_per_s,
+                    1.0,
+                );
+                at_least(
+                    &format!("{name} freq decode / BitPacker4x"),
+                    p.freqs_decode_mints_per_s / b.freqs_decode_mints_per_s,
+                    1.0,
+                );
+            }
+        }
+    }
     if let (Some(s), Some(p)) = (ours("streamvbyte-delta"), peer("stream-vbyte")) {
         at_least(
             "streamvbyte-delta decode / stream-vbyte decode",

@@ -120,6 +120,14 @@ mod avx512 {
     /// mask of their count (a masked store, not a compressing one, which is slow on some
     /// CPUs).
     ///
+    /// The first two quarters (sixteen offsets each) are stored for every word, the other
+    /// two only for a word of more than 32 documents, each under the mask of its offsets (an
+    /// empty one for a quarter past the word's count). The words of a block are about as
+    /// dense as each other, so that one branch is predicted, where a branch per quarter used
+    /// was not: blocks decode about a third faster. (Storing as many quarters as the block's
+    /// fullest word needs, with no branch at all, was slower again: most blocks have a word
+    /// past 32.)
+    ///
     /// # Safety
     /// AVX-512 F, BW and VBMI2 must be available; `bytes` must hold exactly `out.len()` set
     /// bits in whole 8-byte words.
@@ -143,15 +151,21 @@ mod avx512 {
                 _mm512_extracti32x4_epi32::<2>(packed),
                 _mm512_extracti32x4_epi32::<3>(packed),
             ];
-            for (q, quarter) in quarters.into_iter().enumerate().take(count.div_ceil(16)) {
+            // The word's offsets: all 64 where it is full.
+            let keep = u64::MAX.checked_shr(64 - count as u32).unwrap_or(0);
+            let used = if count > 32 { 4 } else { 2 };
+            for (q, quarter) in quarters.into_iter().enumerate().take(used) {
                 let ids = _mm512_add_epi32(_mm512_cvtepu8_epi32(quarter), at);
-                let n = (count - 16 * q).min(16);
-                let keep = ((1u32 << n) - 1) as u16;
+                let lanes = (keep >> (16 * q)) as u16;
                 // SAFETY: the caller's contract: `out` has room for every set bit; the store
-                // writes only the `n` lanes of this quarter's offsets, from `k + 16 q`, below
-                // the total.
+                // writes only the lanes of this quarter's offsets below the word's count, from
+                // `k + 16 q`, below the total, and a store with no lane writes nothing.
                 unsafe {
-                    _mm512_mask_storeu_epi32(out.as_mut_ptr().add(k + 16 * q) as *mut _, keep, ids)
+                    _mm512_mask_storeu_epi32(
+                        out.as_mut_ptr().wrapping_add(k + 16 * q) as *mut _,
+                        lanes,
+                        ids,
+                    )
                 };
             }
             k += count;
