@@ -13,21 +13,45 @@ use apcache_codec::Isa;
 /// Bytes per block.
 pub(super) const BLOCK: usize = 64;
 
-/// One bit per byte of a block (bit `i` for byte `i`) for each class the word rules use.
+/// One bit per byte (bit `i` for byte `i`) for each class the word rules use, in masks of type
+/// `M`: `u64` for a block, `u32` for the AVX2 path's halves.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct BlockClasses {
+pub(super) struct Classes<M> {
     /// `A-Z` and `a-z` (ALetter).
-    pub letters: u64,
+    pub letters: M,
     /// `0-9` (Numeric).
-    pub digits: u64,
+    pub digits: M,
     /// `_` (ExtendNumLet).
-    pub underscores: u64,
+    pub underscores: M,
     /// `A-Z`: a word without one is already lowercase.
-    pub capitals: u64,
+    pub capitals: M,
     /// `:`, `.` and `'`, which stay inside a word between two letters (WB6, WB7).
-    pub letter_joiners: u64,
+    pub letter_joiners: M,
     /// `,`, `;`, `.` and `'`, which stay inside a word between two digits (WB11, WB12).
-    pub digit_joiners: u64,
+    pub digit_joiners: M,
+}
+
+/// The classes of a block of [`BLOCK`] bytes.
+pub(super) type BlockClasses = Classes<u64>;
+
+impl<M: Copy + std::ops::BitOr<Output = M>> Classes<M> {
+    /// The classes from a SIMD path's two tests of its bytes: `in_range(folded, first, span)`,
+    /// the bytes from `first` to `first + span` (of the bytes with bit 5 set where `folded`,
+    /// which folds `A-Z` onto `a-z` and moves no other byte into that range), and
+    /// `equal(byte)`.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn from_tests(in_range: impl Fn(bool, u8, u8) -> M, equal: impl Fn(u8) -> M) -> Classes<M> {
+        let (dot, apostrophe) = (equal(b'.'), equal(b'\''));
+        Classes {
+            letters: in_range(true, b'a', 25),
+            digits: in_range(false, b'0', 9),
+            underscores: equal(b'_'),
+            capitals: in_range(false, b'A', 25),
+            letter_joiners: equal(b':') | dot | apostrophe,
+            digit_joiners: equal(b',') | equal(b';') | dot | apostrophe,
+        }
+    }
 }
 
 /// A way of classifying a block, chosen once per text.
@@ -130,7 +154,7 @@ fn classify_scalar(block: &[u8; BLOCK]) -> BlockClasses {
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{BlockClasses, BLOCK};
+    use super::{BlockClasses, Classes, BLOCK};
 
     /// # Safety
     /// The CPU has AVX-512 F and BW.
@@ -138,23 +162,16 @@ mod x86 {
     pub(super) unsafe fn classify_avx512(block: &[u8; BLOCK]) -> BlockClasses {
         // SAFETY: `block` is 64 readable bytes.
         let bytes = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
+        // Setting bit 5 folds `A-Z` onto `a-z`.
+        let folded = _mm512_or_si512(bytes, _mm512_set1_epi8(0x20));
         // `first <= byte <= first + span`, unsigned, as one subtraction and one compare.
-        let in_range = |bytes: __m512i, first: u8, span: u8| {
-            let offset = _mm512_sub_epi8(bytes, _mm512_set1_epi8(first as i8));
+        let in_range = |fold: bool, first: u8, span: u8| {
+            let tested = if fold { folded } else { bytes };
+            let offset = _mm512_sub_epi8(tested, _mm512_set1_epi8(first as i8));
             _mm512_cmple_epu8_mask(offset, _mm512_set1_epi8(span as i8))
         };
         let equal = |byte: u8| _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(byte as i8));
-        // Setting bit 5 folds `A-Z` onto `a-z` and moves no other byte into that range.
-        let folded = _mm512_or_si512(bytes, _mm512_set1_epi8(0x20));
-        let (dot, apostrophe) = (equal(b'.'), equal(b'\''));
-        BlockClasses {
-            letters: in_range(folded, b'a', 25),
-            digits: in_range(bytes, b'0', 9),
-            underscores: equal(b'_'),
-            capitals: in_range(bytes, b'A', 25),
-            letter_joiners: equal(b':') | dot | apostrophe,
-            digit_joiners: equal(b',') | equal(b';') | dot | apostrophe,
-        }
+        BlockClasses::from_tests(in_range, equal)
     }
 
     /// # Safety
@@ -177,40 +194,23 @@ mod x86 {
         u64::from(low) | (u64::from(high) << 32)
     }
 
-    /// [`BlockClasses`] of 32 bytes.
-    struct HalfClasses {
-        letters: u32,
-        digits: u32,
-        underscores: u32,
-        capitals: u32,
-        letter_joiners: u32,
-        digit_joiners: u32,
-    }
-
     /// # Safety
     /// The CPU has AVX2; `at` points to 32 readable bytes.
     #[target_feature(enable = "avx2")]
-    unsafe fn half(at: *const u8) -> HalfClasses {
+    unsafe fn half(at: *const u8) -> Classes<u32> {
         // SAFETY: `at` points to 32 readable bytes (the caller's contract).
         let bytes = unsafe { _mm256_loadu_si256(at.cast()) };
         let mask = |lanes: __m256i| _mm256_movemask_epi8(lanes) as u32;
+        let folded = _mm256_or_si256(bytes, _mm256_set1_epi8(0x20));
         // `first <= byte <= first + span`, unsigned: the offset equals its minimum with `span`.
-        let in_range = |bytes: __m256i, first: u8, span: u8| {
-            let offset = _mm256_sub_epi8(bytes, _mm256_set1_epi8(first as i8));
+        let in_range = |fold: bool, first: u8, span: u8| {
+            let tested = if fold { folded } else { bytes };
+            let offset = _mm256_sub_epi8(tested, _mm256_set1_epi8(first as i8));
             let capped = _mm256_min_epu8(offset, _mm256_set1_epi8(span as i8));
             mask(_mm256_cmpeq_epi8(offset, capped))
         };
         let equal = |byte: u8| mask(_mm256_cmpeq_epi8(bytes, _mm256_set1_epi8(byte as i8)));
-        let folded = _mm256_or_si256(bytes, _mm256_set1_epi8(0x20));
-        let (dot, apostrophe) = (equal(b'.'), equal(b'\''));
-        HalfClasses {
-            letters: in_range(folded, b'a', 25),
-            digits: in_range(bytes, b'0', 9),
-            underscores: equal(b'_'),
-            capitals: in_range(bytes, b'A', 25),
-            letter_joiners: equal(b':') | dot | apostrophe,
-            digit_joiners: equal(b',') | equal(b';') | dot | apostrophe,
-        }
+        Classes::from_tests(in_range, equal)
     }
 }
 
