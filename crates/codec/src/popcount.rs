@@ -35,6 +35,32 @@ pub fn popcount_with_isa(words: &[u64], isa: Isa) -> u64 {
     popcount_scalar(words)
 }
 
+/// The number of set bits in `bytes`: [`popcount`] of a bitset still in its stored bytes (the
+/// count does not depend on their order, so unaligned little-endian words need no copy).
+pub(crate) fn popcount_bytes(bytes: &[u8]) -> u64 {
+    popcount_bytes_with_isa(bytes, Isa::detect())
+}
+
+/// [`popcount_bytes`] with at most `isa`, as [`popcount_with_isa`].
+pub(crate) fn popcount_bytes_with_isa(bytes: &[u8], isa: Isa) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if isa.supported() >= Isa::Avx512 {
+        // SAFETY: an Isa at Avx512 is only obtained after detecting its features.
+        return unsafe { x86::popcount_bytes_avx512(bytes) };
+    }
+    let _ = isa;
+    let mut words = bytes.chunks_exact(8);
+    let mut count: u64 = (&mut words)
+        .map(|w| u64::from(u64::from_le_bytes(w.try_into().expect("8 bytes")).count_ones()))
+        .sum();
+    count += words
+        .remainder()
+        .iter()
+        .map(|b| u64::from(b.count_ones()))
+        .sum::<u64>();
+    count
+}
+
 /// The portable count; the oracle of the others.
 fn popcount_scalar(words: &[u64]) -> u64 {
     words.iter().map(|w| u64::from(w.count_ones())).sum()
@@ -83,6 +109,23 @@ mod x86 {
         }
         _mm512_reduce_add_epi64(total) as u64
     }
+
+    /// Sixty-four bytes per VPOPCNTQ, the last, shorter chunk through a masked load.
+    ///
+    /// # Safety
+    /// The CPU must support the features of [`crate::Isa::Avx512`].
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi,avx512vpopcntdq")]
+    pub(super) unsafe fn popcount_bytes_avx512(bytes: &[u8]) -> u64 {
+        let mut total = _mm512_setzero_si512();
+        for chunk in bytes.chunks(64) {
+            let lanes = u64::MAX >> (64 - chunk.len());
+            // SAFETY: the mask selects the `chunk.len()` (1 to 64) bytes of `chunk`; masked-off
+            // bytes are not read.
+            let v = unsafe { _mm512_maskz_loadu_epi8(lanes, chunk.as_ptr() as *const i8) };
+            total = _mm512_add_epi64(total, _mm512_popcnt_epi64(v));
+        }
+        _mm512_reduce_add_epi64(total) as u64
+    }
 }
 
 #[cfg(test)]
@@ -105,6 +148,15 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn bytes_count_as_their_words(bytes in prop::collection::vec(any::<u8>(), 0..600), skip in 0usize..8) {
+            let bytes = &bytes[skip.min(bytes.len())..];
+            let expected: u64 = bytes.iter().map(|b| u64::from(b.count_ones())).sum();
+            for isa in Isa::ALL {
+                prop_assert_eq!(popcount_bytes_with_isa(bytes, isa), expected);
+            }
+        }
+
         #[test]
         fn every_level_counts_alike(words in prop::collection::vec(any::<u64>(), 0..300), skip in 0usize..8) {
             // Slices at any offset and length.

@@ -76,11 +76,8 @@ pub(crate) fn dense_words(input: &[u8], n: usize) -> Result<&[u8], CodecError> {
         return Err(CodecError::Corrupt("dense block word count out of range"));
     }
     let bytes = take(&input[1..], 8 * words)?;
-    let ones: usize = bytes
-        .chunks_exact(8)
-        .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")).count_ones() as usize)
-        .sum();
-    if ones != n || bytes[bytes.len() - 8..] == [0; 8] {
+    let ones = crate::popcount::popcount_bytes(bytes);
+    if ones != n as u64 || bytes[bytes.len() - 8..] == [0; 8] {
         return Err(CodecError::Corrupt(
             "dense block bits disagree with its length",
         ));
