@@ -121,9 +121,9 @@ mod avx512 {
     /// two only for a word of more than 32 documents, each under the mask of its offsets (an
     /// empty one for a quarter past the word's count). The words of a block are about as
     /// dense as each other, so that one branch is predicted, where a branch per quarter used
-    /// was not: blocks decode about a third faster. (Storing as many quarters as the block's
-    /// fullest word needs, with no branch at all, was slower again: most blocks have a word
-    /// past 32.)
+    /// was not: part 0's 7,214 dense blocks of DIDs decode in 72-76 ns each instead of 130.
+    /// (Storing as many quarters as the block's fullest word needs, with no branch at all, took
+    /// 95 ns: most blocks have a word past 32.)
     ///
     /// # Safety
     /// AVX-512 F, BW and VBMI2 must be available; `bytes` must hold exactly `out.len()` set

@@ -135,18 +135,16 @@ impl fmt::Debug for Analyzer {
 /// `Character.toLowerCase`: `İ` becomes `i` rather than `i` plus a combining dot, and a final
 /// `Σ` becomes `σ`, not `ς`.
 fn lowercase<'a>(word: &'a str, case: WordCase, buffer: &'a mut String) -> &'a str {
-    let ascii_with_capitals = match case {
-        WordCase::AsciiLowercase => return word,
-        WordCase::AsciiCapitalized => true,
+    let case = match case {
         WordCase::Unknown if word.is_ascii() => {
-            if !word.bytes().any(|byte| byte.is_ascii_uppercase()) {
-                return word;
-            }
-            true
+            WordCase::of_ascii(word.bytes().any(|byte| byte.is_ascii_uppercase()))
         }
-        WordCase::Unknown => false,
+        known => known,
     };
-    if ascii_with_capitals {
+    if case == WordCase::AsciiLowercase {
+        return word;
+    }
+    if case == WordCase::AsciiCapitalized {
         buffer.clear();
         buffer.push_str(word);
         buffer.make_ascii_lowercase();

@@ -35,7 +35,8 @@ pub(super) enum WordCase {
 }
 
 impl WordCase {
-    fn of_ascii(capitals: bool) -> WordCase {
+    /// The case of an ASCII word, which holds a capital or not.
+    pub(super) fn of_ascii(capitals: bool) -> WordCase {
         if capitals {
             WordCase::AsciiCapitalized
         } else {
