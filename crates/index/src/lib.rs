@@ -14,6 +14,7 @@ pub mod manifest;
 pub mod memory;
 pub mod merge;
 pub mod plain_query;
+mod prefetch;
 pub mod query;
 pub mod search;
 pub mod segment;

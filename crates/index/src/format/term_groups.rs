@@ -29,6 +29,11 @@ use super::{SkipEntry, TermInfo};
 /// Terms per group.
 pub const GROUP_TERMS: u64 = 16;
 
+/// Lines of a group's records a batched lookup prefetches: 16 records of a few bytes each
+/// (a term with one block keeps its skip entry in its record, about twice as long) mostly fit
+/// in two.
+const RECORD_LINES_PREFETCHED: usize = 2;
+
 /// Bytes of one group entry.
 pub const GROUP_ENTRY_LEN: usize = 24;
 
@@ -225,6 +230,31 @@ impl<'a> TermGroups<'a> {
                 .try_into()
                 .expect("24 bytes"),
         )
+    }
+
+    /// Asks for the lines of group `group`'s table entry and the next one, which say where its
+    /// records lie (a prefetch: nothing is read, and any `group` is safe).
+    pub fn prefetch_entry(&self, group: u64) {
+        let at = usize::try_from(group)
+            .ok()
+            .and_then(|group| group.checked_mul(GROUP_ENTRY_LEN));
+        if let Some(entries) = at.and_then(|at| self.table.get(at..)) {
+            crate::prefetch::prefetch_line(entries.as_ptr());
+            if let Some(last) = entries.get(2 * GROUP_ENTRY_LEN - 1) {
+                crate::prefetch::prefetch_line(last);
+            }
+        }
+    }
+
+    /// Asks for the first lines of group `group`'s records (< [`TermGroups::groups`]), which a
+    /// lookup walks to its term's: its entry is read to find them.
+    pub fn prefetch_records(&self, group: u64) {
+        let start = self.entry(group).records_offset as usize;
+        for line in 0..RECORD_LINES_PREFETCHED {
+            if let Some(at) = self.records.get(start + 64 * line) {
+                crate::prefetch::prefetch_line(at);
+            }
+        }
     }
 
     /// The records of group `group`, and the range of skip-file entries its terms keep, given

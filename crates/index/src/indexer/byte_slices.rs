@@ -154,7 +154,7 @@ impl ByteSlices {
     fn prefetch_at(&self, at: u32) {
         let at = at as usize;
         if let Some(chunk) = self.chunks.get(at / CHUNK_BYTES) {
-            super::prefetch::prefetch_line(chunk[at % CHUNK_BYTES..].as_ptr());
+            crate::prefetch::prefetch_line(chunk[at % CHUNK_BYTES..].as_ptr());
         }
     }
 

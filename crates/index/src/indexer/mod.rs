@@ -24,7 +24,6 @@ mod arena;
 mod byte_slices;
 mod document_terms;
 mod posting_table;
-mod prefetch;
 mod tail_pool;
 
 pub use arena::ArenaPlacement;

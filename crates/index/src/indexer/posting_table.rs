@@ -15,11 +15,11 @@ use hashbrown::HashTable;
 use super::arena::{ArenaPlacement, BlockArena};
 use super::byte_slices::{ByteSlices, ByteStream};
 use super::document_terms::{hash_term, DocumentTerms, TermOccurrences};
-use super::prefetch::prefetch_line;
 use super::tail_pool::{deinterleave, Tail, TailPool};
 use crate::analyzer::Analyzer;
 use crate::format::PositionsCodec;
 use crate::ingest::Document;
+use crate::prefetch::prefetch_line;
 use crate::segment::{DictionaryKind, DocMap, SegmentMeta, SegmentWriter, StoreWriter};
 use crate::IndexError;
 

@@ -73,7 +73,7 @@ impl TailPool {
     #[inline]
     fn prefetch_at(&self, at: usize) {
         if let Some(chunk) = self.chunks.get(at / CHUNK_WORDS) {
-            super::prefetch::prefetch_line(chunk[at % CHUNK_WORDS..].as_ptr().cast());
+            crate::prefetch::prefetch_line(chunk[at % CHUNK_WORDS..].as_ptr().cast());
         }
     }
 

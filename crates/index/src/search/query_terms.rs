@@ -40,13 +40,20 @@ impl QueryTerms {
     pub fn resolve_into(&mut self, reader: &IndexReader, query: &Query) -> Result<(), IndexError> {
         self.terms.clear();
         // Distinct and sorted.
-        for term in query.terms() {
-            let entries = reader
-                .segments()
-                .iter()
-                .map(|segment| segment.lookup(term))
-                .collect::<Result<Vec<_>, _>>()?;
-            self.terms.push((term.to_string(), entries));
+        let terms = query.terms();
+        self.terms.extend(terms.iter().map(|term| {
+            (
+                term.to_string(),
+                Vec::with_capacity(reader.segments().len()),
+            )
+        }));
+        // A segment's lookups go together, so that their misses overlap.
+        let mut entries = Vec::with_capacity(terms.len());
+        for segment in reader.segments() {
+            segment.lookup_many(&terms, &mut entries)?;
+            for ((_, per_segment), entry) in self.terms.iter_mut().zip(entries.drain(..)) {
+                per_segment.push(entry);
+            }
         }
         Ok(())
     }

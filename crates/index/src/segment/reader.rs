@@ -359,6 +359,38 @@ impl SegmentReader {
         }
     }
 
+    /// [`SegmentReader::lookup`] of each of `terms`, in their order, into `out` (cleared
+    /// first). The dictionary walks of all the terms advance together
+    /// ([`TermDictionary::get_many`]), and the lines of every found term's metadata are asked
+    /// for before any is read, so that their misses overlap.
+    pub fn lookup_many(
+        &self,
+        terms: &[&str],
+        out: &mut Vec<Option<TermEntry>>,
+    ) -> Result<(), IndexError> {
+        let keys: Vec<&[u8]> = terms.iter().map(|term| term.as_bytes()).collect();
+        let mut ordinals = Vec::with_capacity(terms.len());
+        self.dictionary.get_many(&keys, &mut ordinals);
+        let groups = self.term_groups();
+        for &ordinal in ordinals.iter().flatten() {
+            groups.prefetch_entry(ordinal / GROUP_TERMS);
+            self.verified.prefetch(ordinal - ordinal % GROUP_TERMS);
+        }
+        for &ordinal in ordinals.iter().flatten() {
+            if ordinal < self.meta.terms {
+                groups.prefetch_records(ordinal / GROUP_TERMS);
+            }
+        }
+        out.clear();
+        for (ordinal, term) in ordinals.into_iter().zip(terms) {
+            out.push(match ordinal {
+                Some(ordinal) => Some(self.verified_entry(ordinal, Some(term))?),
+                None => None,
+            });
+        }
+        Ok(())
+    }
+
     /// The entry of term `ordinal`, its metadata verified against its checksum (once per
     /// process).
     pub fn entry(&self, ordinal: u64) -> Result<TermEntry, IndexError> {

@@ -55,6 +55,13 @@ impl VerifiedTerms {
             .unwrap_or(false)
     }
 
+    /// Asks for the line holding term `ordinal`'s bits (a prefetch).
+    pub(crate) fn prefetch(&self, ordinal: u64) {
+        if let Some(word) = Self::bit(ordinal, Verified::Meta).and_then(|(w, _)| self.bits.get(w)) {
+            crate::prefetch::prefetch_line(word.as_ptr().cast());
+        }
+    }
+
     /// Records that `kind` of term `ordinal` was verified.
     pub(crate) fn set(&self, ordinal: u64, kind: Verified) {
         if let Some((word, mask)) = Self::bit(ordinal, kind) {
