@@ -18,6 +18,10 @@ const VOCABULARY: [&str; 10] = [
     "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
 ];
 
+/// Words a few dozen documents hold each: a disjunction that mixes them with the vocabulary's
+/// frequent words is what seeds a top k's threshold from its rarest terms.
+const RARE_WORDS: [&str; 3] = ["kilo", "lima", "mike"];
+
 fn documents(seed: u64, count: usize) -> Vec<Document> {
     let mut state = seed | 1;
     let mut next = move || {
@@ -32,6 +36,9 @@ fn documents(seed: u64, count: usize) -> Vec<Document> {
             let words: Vec<&str> = (0..length)
                 .map(|_| {
                     let r = next() % 1000;
+                    if r < 3 {
+                        return RARE_WORDS[(next() % 3) as usize];
+                    }
                     // Harmonic-ish skew: small indices are frequent.
                     let i = (VOCABULARY.len() as u64 * r * r / 1_000_000) as usize;
                     VOCABULARY[i.min(VOCABULARY.len() - 1)]
@@ -124,9 +131,16 @@ fn reference_score(
 }
 
 fn term() -> impl Strategy<Value = Query> {
-    // Mostly vocabulary words, sometimes a word no document has.
-    (0..VOCABULARY.len() + 1)
-        .prop_map(|i| Query::Term(VOCABULARY.get(i).copied().unwrap_or("zulu").to_string()))
+    // Mostly vocabulary words, some rare words, sometimes a word no document has.
+    (0..VOCABULARY.len() + RARE_WORDS.len() + 1).prop_map(|i| {
+        let word = VOCABULARY
+            .iter()
+            .chain(&RARE_WORDS)
+            .nth(i)
+            .copied()
+            .unwrap_or("zulu");
+        Query::Term(word.to_string())
+    })
 }
 
 fn query() -> impl Strategy<Value = Query> {

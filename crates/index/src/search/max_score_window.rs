@@ -5,9 +5,10 @@
 //! the predictor cannot learn. Here a window is cut at the end of the current block of the
 //! essential clauses (at most [`WINDOW`] DIDs), and each clause is bounded over the window by
 //! its blocks' score bounds. The clauses are split again for the window alone: sorted by
-//! those bounds, the longest prefix whose bounds sum below the threshold is non-essential
-//! here, often more clauses than the global maxima allow (a frequent term's blocks differ
-//! widely). Then, as Lucene's `MaxScoreBulkScorer` does:
+//! those bounds per posting of their lists (see
+//! [`Clause::score_per_posting`](super::pruned::Clause::score_per_posting)), the longest
+//! prefix whose bounds sum below the threshold is non-essential here, often more clauses than
+//! the global maxima allow (a frequent term's blocks differ widely). Then, as Lucene's `MaxScoreBulkScorer` does:
 //! 1. each essential clause adds the scores of its postings in the window into an array, a
 //!    block at a time with no branch per posting (one essential clause alone first drops the
 //!    postings whose saturation key cannot reach the threshold with every other bound);
@@ -43,9 +44,12 @@ pub(super) struct MaxScoreWindow {
     /// (`held`, `ci * WINDOW / 64` on) which those are.
     scores: Vec<f32>,
     held: Vec<u64>,
-    /// Clause indices by window bound, ascending, and the running sums of those bounds.
+    /// Clause indices by window bound per posting
+    /// ([`Clause::score_per_posting`](super::pruned::Clause::score_per_posting)), ascending,
+    /// and the running sums of those bounds.
     order: Vec<usize>,
     bounds: Vec<f64>,
+    keys: Vec<f64>,
     prefix: Vec<f64>,
     /// Windows where no clause can be pruned are scored whole.
     exhaustive: WindowAccumulator,
@@ -62,6 +66,7 @@ impl MaxScoreWindow {
             held: vec![0; clauses * WORDS],
             order: Vec::with_capacity(clauses),
             bounds: vec![0.0; clauses],
+            keys: vec![0.0; clauses],
             prefix: Vec::with_capacity(clauses),
             exhaustive: WindowAccumulator::new(),
         }
@@ -99,9 +104,12 @@ impl MaxScoreWindow {
         }
         self.order.clear();
         self.order.extend(0..n);
-        let bounds = &self.bounds;
+        for (ci, c) in clauses.iter().enumerate() {
+            self.keys[ci] = c.score_per_posting(self.bounds[ci]);
+        }
+        let keys = &self.keys;
         self.order
-            .sort_unstable_by(|&a, &b| bounds[a].total_cmp(&bounds[b]));
+            .sort_unstable_by(|&a, &b| keys[a].total_cmp(&keys[b]));
         self.prefix.clear();
         let mut sum = 0f64;
         for &ci in &self.order {

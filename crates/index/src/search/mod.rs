@@ -27,6 +27,7 @@ mod sorted_search;
 mod stats;
 mod term_cursor;
 mod term_opener;
+mod threshold_seed;
 mod top_k;
 mod window_accumulator;
 

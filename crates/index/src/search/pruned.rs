@@ -19,6 +19,7 @@ use super::max_score_window::MaxScoreWindow;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::term_opener::TermOpener;
+use super::threshold_seed::seed_threshold;
 use super::top_k::{Hit, TopK};
 use crate::query::Query;
 use crate::segment::DocLengths;
@@ -79,13 +80,47 @@ pub(super) struct Clause<'a> {
     pub(super) cursor: TermCursor<'a>,
     pub(super) position: usize,
     max_score: f32,
+    /// One over the postings of the list, which turns a bound into
+    /// [`Clause::score_per_posting`].
+    per_posting: f64,
+}
+
+impl<'a> Clause<'a> {
+    fn new(cursor: TermCursor<'a>, position: usize, max_score: f32) -> Clause<'a> {
+        let per_posting = 1.0 / f64::from(cursor.doc_freq().max(1));
+        Clause {
+            cursor,
+            position,
+            max_score,
+            per_posting,
+        }
+    }
+
+    /// What decides the order in which clauses become non-essential: `bound`, a clause's score
+    /// bound (over the list or a window), per posting of its list.
+    ///
+    /// MaxScore leaves out of the candidates the longest prefix of clauses whose bounds sum below
+    /// the threshold. Which clauses that prefix holds is a choice: any set whose bounds sum below
+    /// it may go, and the best set is the one with the most postings, whose documents are then
+    /// only looked up. Ordering by bound alone (the MAXSCORE paper's order) makes that choice well
+    /// where bounds fall as lists grow, as they mostly do; but a rare term that occurs only in
+    /// long documents has a low bound too, and ordered by bound it goes first, spending the
+    /// threshold's room on a list of a few postings while a list of tens of thousands stays
+    /// essential (`cayman's` with 2 postings and a bound of 1.75, before `2008` with 41,430 and
+    /// 2.0). Ordering by bound per posting, as Lucene's `MaxScoreBulkScorer` does, gives the
+    /// room to the long lists first, and keeps the paper's order wherever bounds and lengths
+    /// agree.
+    pub(super) fn score_per_posting(&self, bound: f64) -> f64 {
+        bound * self.per_posting
+    }
 }
 
 /// A disjunction over one segment as its windows are scored ([`MaxScoreWindow`] and, where
 /// nothing can be pruned, [`WindowAccumulator`](super::window_accumulator::WindowAccumulator)):
 /// what stays the same from one window to the next.
 pub(super) struct Disjunction<'w, 's> {
-    /// The clauses, in the order [`max_score`] sorted them (ascending maximum score).
+    /// The clauses, in the order [`max_score`] sorted them (ascending maximum score per
+    /// posting, [`Clause::score_per_posting`]).
     pub(super) clauses: &'w mut [Clause<'s>],
     /// Indices into `clauses` in query order, the order clause scores are summed in.
     pub(super) by_position: &'w [usize],
@@ -211,17 +246,26 @@ pub fn search(
                 .into_iter()
                 .enumerate()
                 .filter_map(|(position, cursor)| {
-                    cursor.map(|cursor| Clause {
-                        max_score: cursor.max_score(bm25),
-                        cursor,
-                        position,
+                    cursor.map(|cursor| {
+                        let max_score = cursor.max_score(bm25);
+                        Clause::new(cursor, position, max_score)
                     })
                 })
                 .collect();
             if clauses.len() == 1 && exclusions.is_empty() {
                 single_term(&mut clauses[0].cursor, bm25, top)?
             } else {
-                max_score(&mut clauses, &mut exclusions, bm25, top)?
+                let mut seeding = SearchStats::default();
+                if exclusions.is_empty() {
+                    let (seed, work) = seed_threshold(opener, &clauses, terms, bm25, top.k())?;
+                    if let Some(seed) = seed {
+                        top.seed(seed);
+                    }
+                    seeding = work;
+                }
+                let mut outcome = max_score(&mut clauses, &mut exclusions, bm25, top)?;
+                outcome.stats += seeding;
+                outcome
             }
         }
         Shape::And(..) => {
@@ -236,11 +280,7 @@ pub fn search(
                 .into_iter()
                 .flatten()
                 .enumerate()
-                .map(|(position, cursor)| Clause {
-                    cursor,
-                    position,
-                    max_score: 0.0,
-                })
+                .map(|(position, cursor)| Clause::new(cursor, position, 0.0))
                 .collect();
             block_max_and(&mut clauses, &mut exclusions, bm25, top)?
         }
@@ -334,8 +374,12 @@ fn max_score<'s>(
     bm25: &Bm25,
     top: &mut TopK,
 ) -> Result<Outcome, IndexError> {
-    // Ascending by maximum score; `prefix[i]` bounds the score from clauses 0..=i.
-    clauses.sort_by(|a, b| a.max_score.total_cmp(&b.max_score));
+    // Ascending by maximum score per posting ([`Clause::score_per_posting`]); `prefix[i]` bounds the
+    // score from clauses 0..=i.
+    clauses.sort_by(|a, b| {
+        let key = |c: &Clause| c.score_per_posting(f64::from(c.max_score));
+        key(a).total_cmp(&key(b))
+    });
     let mut prefix = Vec::with_capacity(clauses.len());
     let mut sum = 0f64;
     for c in clauses.iter() {

@@ -58,6 +58,8 @@ pub struct TopK {
     floor: f32,
     /// Whether `k` hits have been seen, so that the floor is a real threshold.
     full: bool,
+    /// Whether the floor is a threshold: `k` hits were seen, or [`TopK::seed`] raised it.
+    armed: bool,
 }
 
 impl TopK {
@@ -74,6 +76,18 @@ impl TopK {
                 f32::NEG_INFINITY
             },
             full: false,
+            armed: false,
+        }
+    }
+
+    /// Raises the floor to `score`, a score that at least `k` documents still to be offered
+    /// are known to reach (so the final k-th best reaches it too): hits below it are dropped,
+    /// and [`TopK::threshold`] is at least it from now on, full or not. A lower `score` than
+    /// the floor changes nothing.
+    pub fn seed(&mut self, score: f32) {
+        if self.k > 0 && score > self.floor {
+            self.floor = score;
+            self.armed = true;
         }
     }
 
@@ -99,6 +113,7 @@ impl TopK {
         self.hits.push(hit);
         if !self.full && self.hits.len() == self.k {
             self.full = true;
+            self.armed = true;
             self.floor = self
                 .hits
                 .iter()
@@ -126,6 +141,7 @@ impl TopK {
         self.hits.insert(at, hit);
         if self.hits.len() == self.k {
             self.full = true;
+            self.armed = true;
             self.floor = self.hits[self.k - 1].score;
         }
     }
@@ -139,12 +155,18 @@ impl TopK {
     }
 
     /// A score every hit of the final top k reaches: the k-th best score as of the last cut
-    /// (exactly the k-th best so far up to [`EXACT_UP_TO`], never above it beyond); `None`
-    /// while fewer than `k` hits have been offered. Pruning may skip a document only if its
-    /// score bound is below this.
+    /// (exactly the k-th best so far up to [`EXACT_UP_TO`], never above it beyond), or the
+    /// seed ([`TopK::seed`]) while that is higher; `None` while fewer than `k` hits have been
+    /// offered and no seed was given. Pruning may skip a document only if its score bound is
+    /// below this.
     #[inline]
     pub fn threshold(&self) -> Option<f32> {
-        self.full.then_some(self.floor)
+        self.armed.then_some(self.floor)
+    }
+
+    /// How many hits it keeps.
+    pub fn k(&self) -> usize {
+        self.k
     }
 
     /// True when `k` is 0.
@@ -198,6 +220,35 @@ mod tests {
             let mut expected = hits;
             expected.sort_by(rank);
             expected.truncate(k);
+            prop_assert_eq!(top.into_sorted(), expected);
+        }
+    }
+
+    proptest! {
+        /// A seed at or below the final k-th best score changes nothing in the result, and the
+        /// threshold is at least the seed from the start.
+        #[test]
+        fn a_seed_at_or_below_the_kth_best_keeps_the_best_k(
+            scores in proptest::collection::vec(0u8..40, 1..400),
+            k in prop_oneof![1usize..12, 60usize..70, 100usize..300],
+            below in 0u8..8,
+        ) {
+            let hits: Vec<Hit> = scores
+                .iter()
+                .enumerate()
+                .map(|(doc, &s)| Hit { doc: (doc as u32 * 7919) % 1000, score: f32::from(s) / 4.0 })
+                .collect();
+            let mut expected = hits.clone();
+            expected.sort_by(rank);
+            expected.truncate(k);
+            prop_assume!(expected.len() == k);
+            let seed = expected[k - 1].score - f32::from(below) / 4.0;
+            let mut top = TopK::new(k);
+            top.seed(seed);
+            for &hit in &hits {
+                prop_assert!(top.threshold().is_some_and(|t| t >= seed));
+                top.push(hit);
+            }
             prop_assert_eq!(top.into_sorted(), expected);
         }
     }
