@@ -2,6 +2,8 @@
 //! `cargo run --release -p apcache-index --example time_queries -- INDEX FILE [ROUNDS]`, where
 //! FILE holds `TOP_10|TOP_1000|COUNT<TAB>query` lines. Prints the mean latency per mode, and
 //! with `PER_QUERY=1` in the environment each query's mean latency and hits, slowest first.
+//! `EVICT_MB=N` writes over N MiB of memory before each query (untimed), so that queries run
+//! with cold caches, as they do among other engines' queries in `apcache-bench peers`.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -40,8 +42,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut totals: BTreeMap<String, (f64, usize, SearchStats)> = BTreeMap::new();
     let mut per_query = vec![(0f64, 0u64); queries.len()];
+    let evict_mb: usize = std::env::var("EVICT_MB").map_or(Ok(0), |mb| mb.parse())?;
+    let mut evict = vec![0u8; evict_mb << 20];
     for _ in 0..rounds {
         for (q, (mode, query, options, _)) in queries.iter().enumerate() {
+            for line in evict.chunks_mut(64) {
+                line[0] = line[0].wrapping_add(1);
+            }
+            std::hint::black_box(&evict);
             let start = Instant::now();
             let result = searcher.search(query, options)?;
             let took = start.elapsed().as_secs_f64() * 1e6;

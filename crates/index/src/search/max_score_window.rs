@@ -57,6 +57,15 @@ pub(super) struct MaxScoreWindow {
 
 const WORDS: usize = WINDOW as usize / 64;
 
+/// The fewest DIDs per clause a window spans. A window costs a bound and a sort place per
+/// clause; ended at the first block end of any essential clause, the windows of a query of
+/// many clauses with frequent ones among them are a few hundred DIDs wide (a stop word's
+/// block of 256 postings spans about 300), and those per-clause costs outweigh scoring the
+/// hits. Lucene's `MaxScoreBulkScorer` widens its windows to 32 DIDs per clause for the same
+/// reason; a window that passes block ends bounds each clause by the highest of its blocks
+/// in it, which prunes a little less.
+const MIN_DOCS_PER_CLAUSE: u32 = 32;
+
 impl MaxScoreWindow {
     pub(super) fn new(clauses: usize) -> MaxScoreWindow {
         MaxScoreWindow {
@@ -89,12 +98,17 @@ impl MaxScoreWindow {
         };
         let (bm25, n) = (query.bm25, query.clauses.len());
         let clauses = &mut *query.clauses;
-        // The window ends with the first block end of an essential clause.
+        // The window ends with the first block end of an essential clause, but spans at least
+        // MIN_DOCS_PER_CLAUSE DIDs per clause.
         let mut end = start.saturating_add(WINDOW - 1);
         for c in &mut clauses[essential..] {
             if let Some((last, _)) = c.cursor.shallow_advance(start, bm25) {
                 end = end.min(last);
             }
+        }
+        if n - essential > 1 {
+            let least = (n as u32).saturating_mul(MIN_DOCS_PER_CLAUSE).min(WINDOW);
+            end = end.max(start.saturating_add(least - 1));
         }
         for (ci, c) in clauses.iter_mut().enumerate() {
             self.bounds[ci] = c

@@ -58,7 +58,8 @@ pub(super) fn seed_threshold(
 ) -> Result<(Option<f32>, SearchStats), IndexError> {
     let none = Ok((None, SearchStats::default()));
     // A negative weight would let a document's partial score exceed its full one.
-    if k == 0 || k > SEED_MAX_K || clauses.iter().any(|c| !(c.cursor.weight() >= 0.0)) {
+    let negative_or_nan = |w: f32| w.is_nan() || w < 0.0;
+    if k == 0 || k > SEED_MAX_K || clauses.iter().any(|c| negative_or_nan(c.cursor.weight())) {
         return none;
     }
     let Some(rare) = rare_clauses(clauses, k) else {
