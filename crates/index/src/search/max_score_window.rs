@@ -51,8 +51,21 @@ pub(super) struct MaxScoreWindow {
     bounds: Vec<f64>,
     keys: Vec<f64>,
     prefix: Vec<f64>,
+    /// The matches of the window as the non-essential clauses are applied to them.
+    matches: Vec<Match>,
     /// Windows where no clause can be pruned are scored whole.
     exhaustive: WindowAccumulator,
+}
+
+/// A match of the window in [`MaxScoreWindow::visit_matches`].
+#[derive(Clone, Copy)]
+struct Match {
+    /// Its place in the window.
+    at: u32,
+    /// Its clause scores so far.
+    score: f64,
+    /// Its length normalisation, once a clause scored it (NaN before).
+    inverse: f32,
 }
 
 const WORDS: usize = WINDOW as usize / 64;
@@ -77,6 +90,7 @@ impl MaxScoreWindow {
             bounds: vec![0.0; clauses],
             keys: vec![0.0; clauses],
             prefix: Vec::with_capacity(clauses),
+            matches: Vec::with_capacity(WINDOW as usize),
             exhaustive: WindowAccumulator::new(),
         }
     }
@@ -246,9 +260,18 @@ impl MaxScoreWindow {
     }
 
     /// Visits the window's matched documents in DID order (clearing them and every clause's
-    /// marks): completes each that may still beat the threshold with the non-essential
+    /// marks): completes those that may still beat the threshold with the non-essential
     /// clauses `order[..split]`, and offers those that may enter. Returns how many were
     /// offered.
+    ///
+    /// The non-essential clauses are applied one at a time to all the matches, highest bound
+    /// first, as Lucene's `MaxScoreBulkScorer` applies them to its buffer: the matches that
+    /// cannot win even with every remaining bound are dropped (a pass without a branch per
+    /// match, against the threshold the window started with), then the clause is looked up
+    /// for the rest, its cursor moving forward through them. Taken a match at a time, every
+    /// match would step through the clauses' cursors in turn and take a branch per clause on
+    /// whether it may still win, which mispredicts wherever matches fail at different clauses.
+    /// The last clause is applied a match at a time as the matches are offered.
     fn visit_matches(
         &mut self,
         query: &mut Disjunction<'_, '_>,
@@ -257,10 +280,64 @@ impl MaxScoreWindow {
         top: &mut TopK,
         pruned: &mut bool,
     ) -> Result<u64, IndexError> {
-        let (clauses, exclusions) = (&mut *query.clauses, &mut *query.exclusions);
-        let (by_position, lengths, bm25) = (query.by_position, query.lengths, query.bm25);
+        let (lengths, bm25) = (query.lengths, query.bm25);
+        let threshold = top.threshold();
         let mut offered = 0;
         // Words of the window that hold matches (every clause's marks are in those).
+        let used;
+        if split == 1 {
+            // One non-essential clause (as in a union of two terms): each match straight from
+            // the window's bits.
+            used = self.take_matches(|window, mut candidate| {
+                offered += window.finish(query, &mut candidate, start, top, pruned)?;
+                Ok(())
+            })?;
+        } else {
+            // The matches, with the essential clauses' summed scores.
+            let mut matches = std::mem::take(&mut self.matches);
+            matches.clear();
+            used = self.take_matches(|_, candidate| {
+                matches.push(candidate);
+                Ok(())
+            })?;
+            // Every non-essential clause but the last, to all the matches at once.
+            for k in (1..split).rev() {
+                let rest = self.prefix[k];
+                let mut kept = 0;
+                for i in 0..matches.len() {
+                    let candidate = matches[i];
+                    matches[kept] = candidate;
+                    kept += usize::from(can_beat(candidate.score + rest, threshold));
+                }
+                *pruned |= kept < matches.len();
+                matches.truncate(kept);
+                let ci = self.order[k];
+                let cursor = &mut query.clauses[ci].cursor;
+                for candidate in matches.iter_mut() {
+                    let doc = start + candidate.at;
+                    if cursor.holds_and_stays(doc)? {
+                        let s = score_match(cursor, candidate, doc, lengths, bm25)?;
+                        self.mark(ci, candidate.at, s);
+                    }
+                }
+            }
+            for candidate in matches.iter_mut() {
+                offered += self.finish(query, candidate, start, top, pruned)?;
+            }
+            self.matches = matches;
+        }
+        for marks in self.held.chunks_exact_mut(WORDS) {
+            marks[..used].fill(0);
+        }
+        Ok(offered)
+    }
+
+    /// Hands `each` the window's matches in DID order, with the essential clauses' summed
+    /// scores, clearing them; returns how many words of the window hold matches.
+    fn take_matches(
+        &mut self,
+        mut each: impl FnMut(&mut Self, Match) -> Result<(), IndexError>,
+    ) -> Result<usize, IndexError> {
         let mut used = 0;
         for w in 0..WORDS {
             let mut bits = std::mem::take(&mut self.matched[w]);
@@ -270,52 +347,81 @@ impl MaxScoreWindow {
             while bits != 0 {
                 let at = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let mut score = std::mem::take(&mut self.sums[at]);
-                let doc = start + at as u32;
-                let threshold = top.threshold();
-                let mut dropped = false;
-                let mut inverse = None;
-                for k in (0..split).rev() {
-                    if !can_beat(score + self.prefix[k], threshold) {
-                        dropped = true;
-                        break;
-                    }
-                    let ci = self.order[k];
-                    let cursor = &mut clauses[ci].cursor;
-                    if cursor.holds_and_stays(doc)? {
-                        let inverse =
-                            *inverse.get_or_insert_with(|| bm25.norm_inverse_of(lengths, doc));
-                        let s = cursor.score_with_inverse(bm25, inverse)?;
-                        score += f64::from(s);
-                        self.scores[ci * WINDOW as usize + at] = s;
-                        self.held[ci * WORDS + w] |= 1 << (at & 63);
-                    }
-                }
-                if dropped {
-                    *pruned = true;
-                    continue;
-                }
-                if !exclusions.is_empty() && excluded(exclusions, doc)? {
-                    continue;
-                }
-                // The clause scores, summed in query order (the marks are cleared with the
-                // window's: most matches are dropped above, and never read them).
-                let mut total = 0f64;
-                for &ci in by_position {
-                    if self.held[ci * WORDS + w] >> (at & 63) & 1 == 1 {
-                        total += f64::from(self.scores[ci * WINDOW as usize + at]);
-                    }
-                }
-                offered += 1;
-                top.push(Hit {
-                    doc,
-                    score: total as f32,
-                });
+                let score = std::mem::take(&mut self.sums[at]);
+                each(
+                    self,
+                    Match {
+                        at: at as u32,
+                        score,
+                        inverse: f32::NAN,
+                    },
+                )?;
             }
         }
-        for marks in self.held.chunks_exact_mut(WORDS) {
-            marks[..used].fill(0);
-        }
-        Ok(offered)
+        Ok(used)
     }
+
+    /// Applies the last non-essential clause (`order[0]`) to `candidate`, tested first against
+    /// the threshold as it stands (it rises with the matches offered before), then offers it
+    /// unless excluded; returns 1 if it was offered, else 0.
+    fn finish(
+        &mut self,
+        query: &mut Disjunction<'_, '_>,
+        candidate: &mut Match,
+        start: u32,
+        top: &mut TopK,
+        pruned: &mut bool,
+    ) -> Result<u64, IndexError> {
+        let (at, doc) = (candidate.at as usize, start + candidate.at);
+        if !can_beat(candidate.score + self.prefix[0], top.threshold()) {
+            *pruned = true;
+            return Ok(0);
+        }
+        let last = self.order[0];
+        let cursor = &mut query.clauses[last].cursor;
+        if cursor.holds_and_stays(doc)? {
+            let s = score_match(cursor, candidate, doc, query.lengths, query.bm25)?;
+            self.mark(last, candidate.at, s);
+        }
+        if !query.exclusions.is_empty() && excluded(query.exclusions, doc)? {
+            return Ok(0);
+        }
+        // The clause scores, summed in query order (the marks are cleared with the window's:
+        // most matches are dropped above, and never read them).
+        let mut total = 0f64;
+        for &ci in query.by_position {
+            if self.held[ci * WORDS + at / 64] >> (at & 63) & 1 == 1 {
+                total += f64::from(self.scores[ci * WINDOW as usize + at]);
+            }
+        }
+        top.push(Hit {
+            doc,
+            score: total as f32,
+        });
+        Ok(1)
+    }
+
+    /// Records clause `ci`'s score `s` at place `at` of the window.
+    fn mark(&mut self, ci: usize, at: u32, s: f32) {
+        let at = at as usize;
+        self.scores[ci * WINDOW as usize + at] = s;
+        self.held[ci * WORDS + at / 64] |= 1 << (at & 63);
+    }
+}
+
+/// The score of the clause of `cursor` (on `doc`) for `candidate`, added to its score; the
+/// candidate keeps its length normalisation for the next clause.
+fn score_match(
+    cursor: &mut super::term_cursor::TermCursor<'_>,
+    candidate: &mut Match,
+    doc: u32,
+    lengths: &crate::segment::DocLengths<'_>,
+    bm25: &Bm25,
+) -> Result<f32, IndexError> {
+    if candidate.inverse.is_nan() {
+        candidate.inverse = bm25.norm_inverse_of(lengths, doc);
+    }
+    let s = cursor.score_with_inverse(bm25, candidate.inverse)?;
+    candidate.score += f64::from(s);
+    Ok(s)
 }
