@@ -255,17 +255,12 @@ pub fn search(
             if clauses.len() == 1 && exclusions.is_empty() {
                 single_term(&mut clauses[0].cursor, bm25, top)?
             } else {
-                let mut seeding = SearchStats::default();
                 if exclusions.is_empty() {
-                    let (seed, work) = seed_threshold(opener, &clauses, terms, bm25, top.k())?;
-                    if let Some(seed) = seed {
+                    if let Some(seed) = seed_threshold(&mut clauses, bm25, top.k())? {
                         top.seed(seed);
                     }
-                    seeding = work;
                 }
-                let mut outcome = max_score(&mut clauses, &mut exclusions, bm25, top)?;
-                outcome.stats += seeding;
-                outcome
+                max_score(&mut clauses, &mut exclusions, bm25, top)?
             }
         }
         Shape::And(..) => {

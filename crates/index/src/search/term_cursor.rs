@@ -743,6 +743,24 @@ impl<'a> TermCursor<'a> {
         Ok((&self.docs[..self.len], &self.freqs[..self.len]))
     }
 
+    /// Goes back to the first posting, where a new cursor stands, shallow position included:
+    /// for an evaluator that read the list ahead (the seed of a top k's threshold), without
+    /// opening the term again, which a postings source would count as a second use.
+    pub fn rewind(&mut self) -> Result<(), IndexError> {
+        self.shallow = 0;
+        self.shallow_entry = self.entry(0);
+        self.shallow_bound = None;
+        if self.block != 0 {
+            self.enter_block(0);
+        }
+        if !self.docs_decoded {
+            self.decode_docs()?;
+        }
+        self.pos = 0;
+        self.doc = self.docs[0];
+        Ok(())
+    }
+
     /// Decodes the frequencies of block `block` (after the current one, or the current one)
     /// and enters it without decoding its DIDs, so that an evaluator can reject a block on its
     /// frequencies alone; [`TermCursor::load_block`] then decodes the DIDs. A block whose DIDs
@@ -884,5 +902,67 @@ impl<'a> TermCursor<'a> {
             }
         };
         Some((self.shallow_entry.last_doc, bound))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::indexer::{build_index_from_documents, IndexOptions};
+    use crate::ingest::Document;
+    use crate::search::IndexReader;
+
+    /// Every (DID, frequency) of `cursor` from where it stands.
+    fn postings(cursor: &mut TermCursor<'_>) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        while cursor.doc() != NO_MORE_DOCS {
+            out.push((cursor.doc(), cursor.freq().unwrap()));
+            cursor.next_doc().unwrap();
+        }
+        out
+    }
+
+    /// A rewound cursor reads its list as a new one does, after reading it block by block,
+    /// after advancing part way, and after reaching its end; for lists of one and of several
+    /// blocks.
+    #[test]
+    fn a_rewound_cursor_reads_what_a_new_one_reads() {
+        let documents: Vec<Document> = (0..1500)
+            .map(|i| Document {
+                id: Some(i.to_string()),
+                title: String::new(),
+                body: match i % 7 {
+                    0 => "alpha beta beta".to_string(),
+                    1 => "alpha".to_string(),
+                    _ if i % 97 == 0 => "gamma alpha".to_string(),
+                    _ => "delta".to_string(),
+                },
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        build_index_from_documents(&documents, dir.path(), &IndexOptions::default(), |_, _| {})
+            .unwrap();
+        let reader = IndexReader::open(dir.path()).unwrap();
+        let segment = &reader.segments()[0];
+        for term in ["alpha", "beta", "gamma"] {
+            let entry = segment.lookup(term).unwrap().unwrap();
+            let fresh = postings(&mut TermCursor::new(segment, entry, 1.0).unwrap());
+            let mut cursor = TermCursor::new(segment, entry, 1.0).unwrap();
+            for block in 0..cursor.blocks() {
+                cursor.load_block(block).unwrap();
+            }
+            cursor.rewind().unwrap();
+            assert_eq!(
+                postings(&mut cursor),
+                fresh,
+                "{term}: after reading every block"
+            );
+            cursor.rewind().unwrap();
+            cursor.advance(fresh[fresh.len() / 2].0).unwrap();
+            cursor.rewind().unwrap();
+            assert_eq!(postings(&mut cursor), fresh, "{term}: after advancing");
+            cursor.rewind().unwrap();
+            assert_eq!(postings(&mut cursor), fresh, "{term}: after the end");
+        }
     }
 }

@@ -16,19 +16,19 @@
 //! "Split-Lists and Initial Thresholds for WAND-based Search", SIGIR 2018, estimate initial
 //! thresholds the same way, from the postings of terms whose lists are short).
 //!
-//! Reading those lists first decodes their postings a second time, so the seed reads the
+//! The rare terms' own cursors read their lists first and go back to their first postings
+//! (opening the terms again would count as a second use in a postings cache). Their postings
+//! are then decoded a second time, so the seed reads the
 //! fewest of the rarest lists that hold `k` postings, only while those stay a small share of
 //! the query's ([`SEED_SHARE`]), only when a term is left out for the threshold to prune, and
 //! only for a small `k` ([`SEED_MAX_K`]).
 
 use super::bm25::Bm25;
 use super::pruned::Clause;
-use super::stats::SearchStats;
-use super::term_opener::TermOpener;
 use crate::IndexError;
 
 /// The most of a query's postings (one part in this many) the seed reads. Its cost is a
-/// second decode of those postings, a few nanoseconds each, and a sort; what it saves is the
+/// second decode of those postings (a rare list mostly has one block, which stays decoded), a few nanoseconds each, and a sort; what it saves is the
 /// scoring of the frequent terms' documents before the top k fills with good ones, tens of
 /// nanoseconds each. A sixteenth bounds the cost where it saves nothing to a few percent of
 /// the query's decoding.
@@ -45,44 +45,36 @@ const SEED_MAX_K: usize = 64;
 
 /// A score that at least `k` documents of the segment matching the disjunction `clauses`
 /// reach (their partial scores over its rarest terms, see the module docs), or `None` when no
-/// set of rare terms qualifies; with the work it did. `terms` are the query's terms by clause
-/// position, which `opener` opens second cursors on (the clauses' own are left where they
-/// are). Only for a disjunction without excluded terms: an excluded document's partial score
-/// says nothing of the result.
+/// set of rare terms qualifies. The rare clauses' cursors read their lists and are rewound to
+/// their first postings (their counters keep the work). Only for a disjunction without excluded
+/// terms: an excluded document's partial score says nothing of the result.
 pub(super) fn seed_threshold(
-    opener: &TermOpener<'_>,
-    clauses: &[Clause<'_>],
-    terms: &[String],
+    clauses: &mut [Clause<'_>],
     bm25: &Bm25,
     k: usize,
-) -> Result<(Option<f32>, SearchStats), IndexError> {
-    let none = Ok((None, SearchStats::default()));
+) -> Result<Option<f32>, IndexError> {
     // A negative weight would let a document's partial score exceed its full one.
     let negative_or_nan = |w: f32| w.is_nan() || w < 0.0;
     if k == 0 || k > SEED_MAX_K || clauses.iter().any(|c| negative_or_nan(c.cursor.weight())) {
-        return none;
+        return Ok(None);
     }
     let Some(rare) = rare_clauses(clauses, k) else {
-        return none;
+        return Ok(None);
     };
     // (DID, clause position, term score) of every posting of the rare terms.
     let mut postings: Vec<(u32, u32, f32)> = Vec::new();
-    let mut stats = SearchStats::default();
-    let lengths = opener.segment.doc_lengths();
     for &ci in &rare {
-        let clause = &clauses[ci];
-        let weight = clause.cursor.weight();
-        let Some(mut cursor) = opener.open(&terms[clause.position], weight)? else {
-            continue;
-        };
-        for block in 0..cursor.blocks() {
-            let (docs, freqs) = cursor.load_block(block)?;
+        let clause = &mut clauses[ci];
+        let (weight, position) = (clause.cursor.weight(), clause.position as u32);
+        let lengths = clause.cursor.segment().doc_lengths();
+        for block in 0..clause.cursor.blocks() {
+            let (docs, freqs) = clause.cursor.load_block(block)?;
             postings.extend(docs.iter().zip(freqs).map(|(&doc, &freq)| {
                 let key = Bm25::key_of(freq, bm25.norm_inverse_of(&lengths, doc));
-                (doc, clause.position as u32, bm25.score_of_key(weight, key))
+                (doc, position, bm25.score_of_key(weight, key))
             }));
         }
-        stats += cursor.stats();
+        clause.cursor.rewind()?;
     }
     // Each document's partial score, its term scores summed in query order as the evaluators
     // sum a full score.
@@ -99,10 +91,10 @@ pub(super) fn seed_threshold(
         partial.push(sum as f32);
     }
     if partial.len() < k {
-        return Ok((None, stats));
+        return Ok(None);
     }
     let (_, kth, _) = partial.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-    Ok((Some(*kth), stats))
+    Ok(Some(*kth))
 }
 
 /// Indices into `clauses` of the rarest terms whose postings the seed reads: taken by document
