@@ -3,26 +3,30 @@
 //! Document at a time, MaxScore pays per candidate a minimum over the essential cursors, a
 //! score whose division feeds a branch, and a test per non-essential clause, each a branch
 //! the predictor cannot learn. Here a window is cut at the end of the current block of the
-//! essential clauses (at most [`WINDOW`] DIDs), and each clause is bounded over the window by
-//! its blocks' score bounds. The clauses are split again for the window alone: sorted by
-//! those bounds per posting of their lists (see
-//! [`Clause::score_per_posting`](super::pruned::Clause::score_per_posting)), the longest
-//! prefix whose bounds sum below the threshold is non-essential here, often more clauses than
-//! the global maxima allow (a frequent term's blocks differ widely). Then, as Lucene's `MaxScoreBulkScorer` does:
+//! essential clauses (at most [`WINDOW`] DIDs, at least [`MIN_DOCS_PER_CLAUSE`] per clause),
+//! and each clause is bounded over the window by
+//! its blocks' score bounds. The clauses are split again for the window alone: sorted by those
+//! bounds per posting of their lists (see
+//! [`Clause::score_per_posting`](super::pruned::Clause::score_per_posting)), the longest prefix
+//! whose bounds sum below the threshold is non-essential here, often more clauses than the
+//! global maxima allow (a frequent term's blocks differ widely). Then, as Lucene's
+//! `MaxScoreBulkScorer` does:
 //! 1. each essential clause adds the scores of its postings in the window into an array, a
 //!    block at a time with no branch per posting (one essential clause alone first drops the
 //!    postings whose saturation key cannot reach the threshold with every other bound);
-//! 2. each matched document, in DID order, is dropped once its partial score plus the
-//!    remaining bounds cannot beat the threshold, and otherwise looks up the non-essential
-//!    clauses, highest bound first;
+//! 2. the non-essential clauses, highest bound first, are applied a clause at a time to the
+//!    matched documents: those whose partial score plus the remaining bounds cannot beat the
+//!    threshold are dropped, and the clause is looked up for the rest (the last clause a
+//!    document at a time, as each is offered);
 //! 3. a document that may enter is scored again by summing its clause scores in query order,
 //!    as the exhaustive evaluator sums them, so both return the same top k to the bit.
 
 use super::bm25::Bm25;
 use super::pruned::{can_beat, excluded, key_floor, lead_floor, Disjunction};
-use super::term_cursor::NO_MORE_DOCS;
+use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::top_k::{Hit, TopK};
 use super::window_accumulator::{WindowAccumulator, WINDOW};
+use crate::segment::DocLengths;
 use crate::IndexError;
 
 /// What one window did.
@@ -412,10 +416,10 @@ impl MaxScoreWindow {
 /// The score of the clause of `cursor` (on `doc`) for `candidate`, added to its score; the
 /// candidate keeps its length normalisation for the next clause.
 fn score_match(
-    cursor: &mut super::term_cursor::TermCursor<'_>,
+    cursor: &mut TermCursor<'_>,
     candidate: &mut Match,
     doc: u32,
-    lengths: &crate::segment::DocLengths<'_>,
+    lengths: &DocLengths<'_>,
     bm25: &Bm25,
 ) -> Result<f32, IndexError> {
     if candidate.inverse.is_nan() {

@@ -99,17 +99,17 @@ impl<'a> Clause<'a> {
     /// What decides the order in which clauses become non-essential: `bound`, a clause's score
     /// bound (over the list or a window), per posting of its list.
     ///
-    /// MaxScore leaves out of the candidates the longest prefix of clauses whose bounds sum below
-    /// the threshold. Which clauses that prefix holds is a choice: any set whose bounds sum below
-    /// it may go, and the best set is the one with the most postings, whose documents are then
-    /// only looked up. Ordering by bound alone (the MAXSCORE paper's order) makes that choice well
-    /// where bounds fall as lists grow, as they mostly do; but a rare term that occurs only in
-    /// long documents has a low bound too, and ordered by bound it goes first, spending the
-    /// threshold's room on a list of a few postings while a list of tens of thousands stays
-    /// essential (`cayman's` with 2 postings and a bound of 1.75, before `2008` with 41,430 and
-    /// 2.0). Ordering by bound per posting, as Lucene's `MaxScoreBulkScorer` does, gives the
-    /// room to the long lists first, and keeps the paper's order wherever bounds and lengths
-    /// agree.
+    /// MaxScore leaves out of the candidates the longest prefix of clauses whose bounds sum
+    /// below the threshold. Which clauses that prefix holds is a choice: any set whose bounds
+    /// sum below it may go, and the best set is the one with the most postings, whose documents
+    /// are then only looked up. Ordering by bound alone (the MAXSCORE paper's order) makes that
+    /// choice well where bounds fall as lists grow, as they mostly do; but a rare term that
+    /// occurs only in long documents has a low bound too, and ordered by bound it goes first,
+    /// spending the threshold's room on a list of a few postings while a list of tens of
+    /// thousands stays essential (`cayman's` with 2 postings and a bound of 1.75, before `2008`
+    /// with 41,430 and 2.0). Ordering by bound per posting, as Lucene's `MaxScoreBulkScorer`
+    /// does, gives the room to the long lists first, and keeps the paper's order wherever
+    /// bounds and lengths agree.
     pub(super) fn score_per_posting(&self, bound: f64) -> f64 {
         bound * self.per_posting
     }
@@ -369,8 +369,8 @@ fn max_score<'s>(
     bm25: &Bm25,
     top: &mut TopK,
 ) -> Result<Outcome, IndexError> {
-    // Ascending by maximum score per posting ([`Clause::score_per_posting`]); `prefix[i]` bounds the
-    // score from clauses 0..=i.
+    // Ascending by maximum score per posting ([`Clause::score_per_posting`]); `prefix[i]`
+    // bounds the score from clauses 0..=i.
     clauses.sort_by(|a, b| {
         let key = |c: &Clause| c.score_per_posting(f64::from(c.max_score));
         key(a).total_cmp(&key(b))

@@ -27,11 +27,11 @@ use super::bm25::Bm25;
 use super::pruned::Clause;
 use crate::IndexError;
 
-/// The most of a query's postings (one part in this many) the seed reads. Its cost is a
-/// second decode of those postings (a rare list mostly has one block, which stays decoded), a few nanoseconds each, and a sort; what it saves is the
-/// scoring of the frequent terms' documents before the top k fills with good ones, tens of
-/// nanoseconds each. A sixteenth bounds the cost where it saves nothing to a few percent of
-/// the query's decoding.
+/// The most of a query's postings (one part in this many) the seed reads. Its cost is a second
+/// decode of those postings (a rare list mostly has one block, which stays decoded), a few
+/// nanoseconds each, and a sort; what it saves is the scoring of the frequent terms' documents
+/// before the top k fills with good ones, tens of nanoseconds each. A sixteenth bounds the cost
+/// where it saves nothing to a few percent of the query's decoding.
 const SEED_SHARE: u64 = 16;
 
 /// The largest `k` that is seeded. The first `k` documents in DID order are a poor sample of
