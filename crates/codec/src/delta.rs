@@ -48,6 +48,41 @@ pub(crate) fn prefix_sum_scalar(base: u32, values: &mut [u32]) {
     }
 }
 
+/// Turns values into running sums of each value plus one, in place (`values[i]` becomes
+/// `(values[0] + 1) + ... + (values[i] + 1)`, strictly increasing) and returns true; returns
+/// false, leaving `values` as they are, when a sum would pass `u32::MAX`.
+///
+/// Stored position gaps less one become positions this way, a document's being its sums less
+/// the sum before it. The values' OR bounds each of them, which settles the overflow check in
+/// one pass in the usual case (gaps of a few bits); the exact 64-bit sum is taken only when the
+/// bound does not.
+#[inline]
+pub(crate) fn prefix_sum_of_successors(values: &mut [u32], isa: Isa) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx512 {
+        // SAFETY: `Isa` values at Avx512 are only produced once the CPU's AVX-512 support was
+        // detected (see `Isa::supported`).
+        return unsafe { x86::prefix_sum_of_successors_avx512(values) };
+    }
+    let any = values.iter().fold(0, |any, &v| any | v);
+    if !successor_sums_fit(values, any) {
+        return false;
+    }
+    for v in values.iter_mut() {
+        *v += 1;
+    }
+    prefix_sum(0, values, isa);
+    true
+}
+
+/// Whether the sum of `values`, each plus one, is at most `u32::MAX`, given the OR of them.
+fn successor_sums_fit(values: &[u32], any: u32) -> bool {
+    let bound = (u64::from(any) + 1) * values.len() as u64;
+    bound <= u64::from(u32::MAX)
+        || values.iter().map(|&v| u64::from(v)).sum::<u64>() + values.len() as u64
+            <= u64::from(u32::MAX)
+}
+
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86 {
     use std::arch::x86_64::*;
@@ -175,6 +210,53 @@ pub(crate) mod x86 {
             }
         }
     }
+    /// [`super::prefix_sum_of_successors`] sixteen lanes at a time: one pass for the bound, one
+    /// adding the ones and summing.
+    ///
+    /// # Safety
+    /// The CPU must support the features of [`crate::Isa::Avx512`].
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi,avx512vpopcntdq")]
+    pub(crate) unsafe fn prefix_sum_of_successors_avx512(values: &mut [u32]) -> bool {
+        let full = values.len() / 16 * 16;
+        let rest = values.len() - full;
+        let lanes = ((1u32 << rest) - 1) as __mmask16;
+        let p = values.as_mut_ptr() as *mut i32;
+        let mut any = _mm512_setzero_si512();
+        for at in (0..full).step_by(16) {
+            // SAFETY: `p` points to `values`, borrowed mutably; `at + 16 <= full`.
+            let v = unsafe { _mm512_loadu_si512(p.add(at).cast()) };
+            any = _mm512_or_si512(any, v);
+        }
+        if rest > 0 {
+            // SAFETY: the mask selects the `rest` values past `full` only.
+            let tail = unsafe { _mm512_maskz_loadu_epi32(lanes, p.add(full)) };
+            any = _mm512_or_si512(any, tail);
+        }
+        let any = _mm512_reduce_or_epi32(any) as u32;
+        if !super::successor_sums_fit(values, any) {
+            return false;
+        }
+        let ones = _mm512_set1_epi32(1);
+        let mut carry = _mm512_setzero_si512();
+        for at in (0..full).step_by(16) {
+            // SAFETY: as in the first pass; the store writes the sixteen values loaded.
+            unsafe {
+                let v = _mm512_add_epi32(_mm512_loadu_si512(p.add(at).cast()), ones);
+                let (sums, next) = scan16(v, carry);
+                _mm512_storeu_si512(p.add(at).cast(), sums);
+                carry = next;
+            }
+        }
+        if rest > 0 {
+            // SAFETY: the masked load and store touch the `rest` values past `full` only.
+            unsafe {
+                let v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(lanes, p.add(full)), ones);
+                let (sums, _) = scan16(v, carry);
+                _mm512_mask_storeu_epi32(p.add(full), lanes, sums);
+            }
+        }
+        true
+    }
 }
 
 #[cfg(test)]
@@ -193,6 +275,46 @@ mod tests {
                 let mut got = gaps.clone();
                 prefix_sum(17, &mut got, isa);
                 assert_eq!(got, expected, "isa {isa:?} len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_isa_sums_successors_as_the_scalar_loop_does_and_refuses_overflow() {
+        let cases: Vec<Vec<u32>> = vec![
+            vec![],
+            vec![0],
+            vec![7; 17],
+            (0..256)
+                .map(|i: u32| i.wrapping_mul(2654435761) % 1000)
+                .collect(),
+            (0..33).map(|i: u32| i % 5).collect(),
+            // Sums of exactly u32::MAX, and one past it.
+            vec![u32::MAX - 1],
+            vec![u32::MAX],
+            vec![u32::MAX / 2 - 1, u32::MAX / 2 - 1, 0],
+            vec![u32::MAX / 2 - 1, u32::MAX / 2 - 1, 1],
+            // A high OR but a small sum: the bound alone cannot settle it.
+            vec![1 << 31, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3],
+        ];
+        for values in cases {
+            let exact: u64 = values.iter().map(|&v| u64::from(v) + 1).sum();
+            let mut expected = values.clone();
+            let mut acc = 0u32;
+            for v in &mut expected {
+                acc = acc.wrapping_add(*v).wrapping_add(1);
+                *v = acc;
+            }
+            for isa in Isa::all_supported() {
+                let mut got = values.clone();
+                let summed = prefix_sum_of_successors(&mut got, isa);
+                if exact <= u64::from(u32::MAX) {
+                    assert!(summed, "isa {isa:?} {values:?}");
+                    assert_eq!(got, expected, "isa {isa:?}");
+                } else {
+                    assert!(!summed, "isa {isa:?} {values:?}");
+                    assert_eq!(got, values, "isa {isa:?} left the values");
+                }
             }
         }
     }

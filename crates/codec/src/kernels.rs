@@ -57,4 +57,11 @@ pub fn prefix_sum(base: u32, values: &mut [u32], isa: Isa) {
     crate::delta::prefix_sum(base, values, isa.supported());
 }
 
+/// Turns values into running sums of each value plus one, in place, and returns true;
+/// returns false, leaving them as they are, when a sum would pass `u32::MAX` (stored position
+/// gaps less one become positions this way).
+pub fn prefix_sum_of_successors(values: &mut [u32], isa: Isa) -> bool {
+    crate::delta::prefix_sum_of_successors(values, isa.supported())
+}
+
 pub use crate::popcount::popcount_with_isa;

@@ -87,13 +87,34 @@ pub(crate) fn unpack(
     let done = groups * 8;
     unpack_groups(input, bits, &mut out[..done]);
     let mask = u64::from(low_mask(bits));
-    let mut bit = done * bits as usize;
-    // Reading on into the bytes after the packed ones (masked off) spares the padded copy.
-    for v in &mut out[done..] {
+    let bit = done * bits as usize;
+    // The values left (short runs, such as a block's few exception high parts, which end
+    // their input) read their bytes from a zero-padded copy, made once: read in place, each
+    // value near the input's end would copy its own 8 bytes.
+    let tail = &input[bit / 8..len];
+    let mut padded = [0u8; TAIL_PAD];
+    if tail.len() + 8 <= TAIL_PAD {
+        padded[..tail.len()].copy_from_slice(tail);
+        unpack_tail(&padded, bit % 8, bits, mask, &mut out[done..]);
+    } else {
+        // Reading on into the bytes after the packed ones (masked off) spares the padded copy.
+        unpack_tail(input, bit, bits, mask, &mut out[done..]);
+    }
+    Ok(len)
+}
+
+/// Bytes of the padded copy the last values of [`unpack`] are read from: the packed bytes of
+/// 64 values of 32 bits, and 8 bytes a read may run past them.
+const TAIL_PAD: usize = 264;
+
+/// Fills `out` with the values of `bits` bits (masked by `mask`) that start at bit `bit` of
+/// `input`, each read as 8 bytes (zero past the end of `input`).
+#[inline]
+fn unpack_tail(input: &[u8], mut bit: usize, bits: u32, mask: u64, out: &mut [u32]) {
+    for v in out {
         *v = ((read_u64_padded(input, bit / 8) >> (bit % 8)) & mask) as u32;
         bit += bits as usize;
     }
-    Ok(len)
 }
 
 /// Unpacks `out.len() / 8` groups of eight `bits`-bit values (`bits` in 1..=32); `input`

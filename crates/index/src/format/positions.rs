@@ -274,7 +274,35 @@ impl BlockPositionsReader {
     /// Appends to `out` the `freq` positions of the document whose values start at value
     /// `first` of the block `bytes`, which holds `total` values (the block's frequencies'
     /// sum) in chunks coded with `codec`.
+    #[inline]
     pub fn read(
+        &mut self,
+        codec: PositionsCodec,
+        bytes: &[u8],
+        total: usize,
+        first: usize,
+        freq: usize,
+        out: &mut Vec<u32>,
+    ) -> Result<(), PositionsError> {
+        // Most documents lie inside the chunk decoded for the one before: their positions are
+        // their sums less the sum before them, with nothing to check (sums increase, each
+        // below `u32::MAX`).
+        if let (Some((c, len)), true) = (self.decoded, self.summed) {
+            let from = first.wrapping_sub(c * BLOCK_LEN);
+            if freq > 0 && first + freq <= total && from < len && freq <= len - from {
+                let base = from.checked_sub(1).map_or(0, |p| self.chunk[p]) + 1;
+                let values = &self.chunk[from..from + freq];
+                out.extend(values.iter().map(|&sum| sum - base));
+                return Ok(());
+            }
+        }
+        self.read_decoding(codec, bytes, total, first, freq, out)
+    }
+
+    /// [`Self::read`] for a document whose chunk is not the one decoded, or that spans
+    /// chunks.
+    #[inline(never)]
+    fn read_decoding(
         &mut self,
         codec: PositionsCodec,
         bytes: &[u8],
@@ -335,21 +363,7 @@ impl BlockPositionsReader {
 /// Turns a decoded chunk into running sums of its values plus one, in place, and says so;
 /// leaves it as it is when the sums would pass `u32::MAX`.
 fn sum_chunk(values: &mut [u32], isa: Isa) -> bool {
-    // The values' OR bounds each of them: a check of one word in the usual case (gaps of a few
-    // bits), and the exact 64-bit sum only when that bound does not settle it.
-    let any = values.iter().fold(0, |any, &v| any | v);
-    let bound = (u64::from(any) + 1) * values.len() as u64;
-    if bound > u64::from(u32::MAX) {
-        let total = values.iter().map(|&v| u64::from(v)).sum::<u64>() + values.len() as u64;
-        if total > u64::from(u32::MAX) {
-            return false;
-        }
-    }
-    for v in values.iter_mut() {
-        *v += 1;
-    }
-    apcache_codec::kernels::prefix_sum(0, values, isa);
-    true
+    apcache_codec::kernels::prefix_sum_of_successors(values, isa)
 }
 
 /// Appends the positions of stored `values` to `out`, one at a time: the first is a document's
