@@ -24,6 +24,7 @@
 //! Block starts are relative to the region, chunk ends to the block. Most terms have one block
 //! of one chunk and pay no table at all.
 
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use apcache_codec::{BlockCodec, CodecError, CodecKind, Isa, BLOCK_LEN};
@@ -299,6 +300,67 @@ impl BlockPositionsReader {
         self.read_decoding(codec, bytes, total, first, freq, out)
     }
 
+    /// The document of [`Self::read`] as running sums, where it lies within one chunk: its
+    /// positions are `sums[i] - base` for `sums` the values of [`Self::sums`] over the range
+    /// returned with `base`, read in place. Decodes the document's chunk if it is not the one
+    /// decoded. `None` for a document that spans chunks, or a chunk kept as stored (whose sums
+    /// would pass `u32::MAX`): read it with [`Self::read`].
+    #[inline]
+    pub fn sums_of(
+        &mut self,
+        codec: PositionsCodec,
+        bytes: &[u8],
+        total: usize,
+        first: usize,
+        freq: usize,
+    ) -> Result<Option<(Range<usize>, u32)>, PositionsError> {
+        if first + freq > total || freq == 0 {
+            return Err(PositionsError::Malformed(
+                "positions past the block's values",
+            ));
+        }
+        let c = first / BLOCK_LEN;
+        let from = first % BLOCK_LEN;
+        if from + freq > BLOCK_LEN {
+            return Ok(None);
+        }
+        if self.decoded.map(|(d, _)| d) != Some(c) {
+            self.decode_chunk(codec, bytes, total, c)?;
+        }
+        if !self.summed {
+            return Ok(None);
+        }
+        let base = from.checked_sub(1).map_or(0, |p| self.chunk[p]) + 1;
+        Ok(Some((from..from + freq, base)))
+    }
+
+    /// The decoded chunk's running sums over `range`, a range [`Self::sums_of`] returned
+    /// since the reader last decoded.
+    #[inline]
+    pub fn sums(&self, range: Range<usize>) -> &[u32] {
+        &self.chunk[range]
+    }
+
+    /// Decodes chunk `c` of the block `bytes` of `total` values, summing it where it can.
+    fn decode_chunk(
+        &mut self,
+        codec: PositionsCodec,
+        bytes: &[u8],
+        total: usize,
+        c: usize,
+    ) -> Result<(), PositionsError> {
+        let len = BLOCK_LEN.min(total - c * BLOCK_LEN);
+        let (start, stop) = chunk_range(bytes, total.div_ceil(BLOCK_LEN), c)?;
+        // Forgotten first: a chunk that fails to decode is not the one decoded.
+        self.decoded = None;
+        codec
+            .codec()
+            .decode_freqs(&bytes[start..stop], &mut self.chunk[..len])?;
+        self.decoded = Some((c, len));
+        self.summed = sum_chunk(&mut self.chunk[..len], self.isa);
+        Ok(())
+    }
+
     /// [`Self::read`] for a document whose chunk is not the one decoded, or that spans
     /// chunks.
     #[inline(never)]
@@ -316,7 +378,6 @@ impl BlockPositionsReader {
                 "positions past the block's values",
             ));
         }
-        let chunks = total.div_ceil(BLOCK_LEN);
         out.reserve(freq);
         // The last position written, once one is (a document may span chunks).
         let mut last: Option<u64> = None;
@@ -325,13 +386,7 @@ impl BlockPositionsReader {
         while at < end {
             let c = at / BLOCK_LEN;
             if self.decoded.map(|(d, _)| d) != Some(c) {
-                let len = BLOCK_LEN.min(total - c * BLOCK_LEN);
-                let (start, stop) = chunk_range(bytes, chunks, c)?;
-                codec
-                    .codec()
-                    .decode_freqs(&bytes[start..stop], &mut self.chunk[..len])?;
-                self.decoded = Some((c, len));
-                self.summed = sum_chunk(&mut self.chunk[..len], self.isa);
+                self.decode_chunk(codec, bytes, total, c)?;
             }
             let from = at % BLOCK_LEN;
             let run = (end - at).min(BLOCK_LEN - from);
@@ -423,8 +478,9 @@ mod tests {
         out
     }
 
-    /// Every posting's positions read back one document at a time, as phrase queries do.
-    fn read_each(codec: PositionsCodec, bytes: &[u8], freqs: &[u32]) -> Vec<u32> {
+    /// Every posting's positions read back one document at a time, as phrase queries do;
+    /// with `via_sums`, every other document as running sums where the reader gives them.
+    fn read_each(codec: PositionsCodec, bytes: &[u8], freqs: &[u32], via_sums: bool) -> Vec<u32> {
         let term = TermPositions::new(bytes, freqs.len() as u32);
         let mut reader = BlockPositionsReader::default();
         let mut out = Vec::new();
@@ -433,11 +489,20 @@ mod tests {
             let block = term.block(b).expect("block");
             let total: usize = block_freqs.iter().map(|&f| f as usize).sum();
             let mut first = 0;
-            for &f in block_freqs {
+            for (d, &f) in block_freqs.iter().enumerate() {
+                let f = f as usize;
+                if via_sums && d % 2 == 1 {
+                    let sums = reader.sums_of(codec, block, total, first, f).expect("sums");
+                    if let Some((range, base)) = sums {
+                        out.extend(reader.sums(range).iter().map(|&sum| sum - base));
+                        first += f;
+                        continue;
+                    }
+                }
                 reader
-                    .read(codec, block, total, first, f as usize, &mut out)
+                    .read(codec, block, total, first, f, &mut out)
                     .expect("read");
-                first += f as usize;
+                first += f;
             }
         }
         out
@@ -468,7 +533,8 @@ mod tests {
                 let mut bytes = vec![7u8; 3]; // a region need not start the buffer
                 encode_term_positions(codec, &freqs, &positions, &mut bytes).expect("encode");
                 prop_assert_eq!(&read_all(codec, &bytes[3..], &freqs), &positions);
-                prop_assert_eq!(&read_each(codec, &bytes[3..], &freqs), &positions);
+                prop_assert_eq!(&read_each(codec, &bytes[3..], &freqs, false), &positions);
+                prop_assert_eq!(&read_each(codec, &bytes[3..], &freqs, true), &positions);
             }
         }
 
@@ -491,6 +557,7 @@ mod tests {
                 let mut first = 0;
                 for &f in block_freqs {
                     let _ = reader.read(codec, block, total, first, f as usize, &mut out);
+                    let _ = reader.sums_of(codec, block, total, first, f as usize);
                     first += f as usize;
                 }
             }

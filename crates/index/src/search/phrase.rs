@@ -6,9 +6,12 @@
 //! block's frequencies, which the cursor decodes anyway, say where a document's positions
 //! start (see [`crate::format::positions`]).
 
+use std::ops::Range;
+
 use super::bm25::Bm25;
 use super::phrase_matcher::{
-    exact_phrase_freq, exact_phrase_occurs, phrase_starts, retain_starts, SloppyPhrase,
+    count_pair_matches, exact_phrase_freq, exact_phrase_occurs, phrase_starts, retain_starts,
+    SloppyPhrase,
 };
 use super::postings_source::TermPositionBlocks;
 use super::stats::SearchStats;
@@ -59,8 +62,11 @@ pub struct PhraseTerm<'a> {
     upto: usize,
     before: usize,
     total: usize,
-    /// The term's positions in the current candidate.
+    /// The term's positions in the current candidate, when copied out.
     positions: Vec<u32>,
+    /// Where the reader's decoded chunk holds them as running sums, and the base to take from
+    /// each, when read in place.
+    sums: Option<(Range<usize>, u32)>,
 }
 
 impl<'a> PhraseTerm<'a> {
@@ -82,11 +88,13 @@ impl<'a> PhraseTerm<'a> {
             before: 0,
             total: 0,
             positions: Vec::new(),
+            sums: None,
         }
     }
 
-    /// Reads the positions of the cursor's current document into `self.positions`.
-    fn load_positions(&mut self, segment: &SegmentReader) -> Result<(), IndexError> {
+    /// Where the cursor's current document's values lie in its block: the values before
+    /// it, its frequency and the block's total.
+    fn locate(&mut self) -> Result<(usize, usize, usize), IndexError> {
         let block = self.cursor.block_index();
         let (_, freqs, at) = self.cursor.current_block()?;
         if block != self.block || at < self.upto {
@@ -103,14 +111,18 @@ impl<'a> PhraseTerm<'a> {
             .map(|&f| f as usize)
             .sum::<usize>();
         self.upto = at;
-        let freq = freqs[at] as usize;
-        let (before, total) = (self.before, self.total);
-        let file = || segment.meta().name.clone();
+        Ok((self.before, freqs[at] as usize, self.total))
+    }
+
+    /// Reads the positions of the cursor's current document into `self.positions`.
+    fn load_positions(&mut self, segment: &SegmentReader) -> Result<(), IndexError> {
+        let (before, freq, total) = self.locate()?;
         let bytes = self
             .region
-            .block(block)
-            .map_err(|e| IndexError::corrupt(file(), format!("positions: {e}")))?;
+            .block(self.block)
+            .map_err(|e| positions_error(segment, e))?;
         self.positions.clear();
+        self.sums = None;
         self.reader
             .read(
                 segment.positions_codec(),
@@ -120,8 +132,38 @@ impl<'a> PhraseTerm<'a> {
                 freq,
                 &mut self.positions,
             )
-            .map_err(|e| IndexError::corrupt(file(), format!("positions: {e}")))
+            .map_err(|e| positions_error(segment, e))
     }
+
+    /// Reads the cursor's current document's positions in place where the reader can (see
+    /// [`BlockPositionsReader::sums_of`]) and says whether it did; if not, they are to be
+    /// copied out by [`Self::load_positions`].
+    fn load_sums(&mut self, segment: &SegmentReader) -> Result<bool, IndexError> {
+        let (before, freq, total) = self.locate()?;
+        let bytes = self
+            .region
+            .block(self.block)
+            .map_err(|e| positions_error(segment, e))?;
+        self.sums = self
+            .reader
+            .sums_of(segment.positions_codec(), bytes, total, before, freq)
+            .map_err(|e| positions_error(segment, e))?;
+        Ok(self.sums.is_some())
+    }
+
+    /// The positions [`Self::load_sums`] or [`Self::load_positions`] read last, as values
+    /// and the base to take from each.
+    fn positions_and_base(&self) -> (&[u32], u32) {
+        match &self.sums {
+            Some((range, base)) => (self.reader.sums(range.clone()), *base),
+            None => (&self.positions, 0),
+        }
+    }
+}
+
+/// A positions region that does not read, as an index error naming the segment.
+fn positions_error(segment: &SegmentReader, e: PositionsError) -> IndexError {
+    IndexError::corrupt(segment.meta().name.clone(), format!("positions: {e}"))
 }
 
 /// Documents where a phrase's terms stand at their offsets (within a slop), with the phrase
@@ -264,7 +306,11 @@ impl<'a> PhraseNode<'a> {
             let freq = if self.reads_rarest_first() {
                 self.exact_matches()? as f32
             } else {
-                self.load_positions()?;
+                if self.exact_pair_distance().is_some() {
+                    self.load_pair()?;
+                } else {
+                    self.load_positions()?;
+                }
                 self.freq()
             };
             if freq > 0.0 {
@@ -338,6 +384,10 @@ impl<'a> PhraseNode<'a> {
             self.freq = Some(matches as f32);
             return Ok(matches > 0);
         }
+        if let Some(distance) = self.exact_pair_distance() {
+            self.load_pair()?;
+            return Ok(self.pair_matches(distance, 1) > 0);
+        }
         self.load_positions()?;
         let offsets = &self.offsets;
         Ok(match &mut self.sloppy {
@@ -374,6 +424,37 @@ impl<'a> PhraseNode<'a> {
         Ok(self.starts.len() as u32)
     }
 
+    /// The distance from the first term to the second of an exact phrase of two terms in
+    /// order; `None` for any other phrase.
+    fn exact_pair_distance(&self) -> Option<u32> {
+        match (&self.sloppy, self.offsets.as_slice()) {
+            (None, [first, second]) => second.checked_sub(*first),
+            _ => None,
+        }
+    }
+
+    /// Reads the two terms' positions of an exact pair: both in place where the reader
+    /// allows, else both copied out.
+    fn load_pair(&mut self) -> Result<(), IndexError> {
+        let segment = self.segment;
+        let in_place = self.terms[0].load_sums(segment)? && self.terms[1].load_sums(segment)?;
+        if !in_place {
+            self.load_positions()?;
+        }
+        Ok(())
+    }
+
+    /// The places, up to `limit`, where the pair [`Self::load_pair`] read stands `distance`
+    /// apart.
+    fn pair_matches(&self, distance: u32, limit: u32) -> u32 {
+        count_pair_matches(
+            self.terms[0].positions_and_base(),
+            self.terms[1].positions_and_base(),
+            distance,
+            limit,
+        )
+    }
+
     /// Reads every term's positions in the document all cursors are on.
     fn load_positions(&mut self) -> Result<(), IndexError> {
         for term in &mut self.terms {
@@ -386,6 +467,11 @@ impl<'a> PhraseNode<'a> {
     /// [`Self::load_positions`] read.
     fn freq(&mut self) -> f32 {
         if let Some(freq) = self.freq {
+            return freq;
+        }
+        if let Some(distance) = self.exact_pair_distance() {
+            let freq = self.pair_matches(distance, u32::MAX) as f32;
+            self.freq = Some(freq);
             return freq;
         }
         let offsets = &self.offsets;

@@ -125,6 +125,24 @@ const LOPSIDED: usize = 8;
 /// shorter ones take fewer steps one at a time than a block compare costs.
 const BLOCK_MERGE_MIN: usize = 12;
 
+/// Two terms, the second `distance` after the first, each term's positions given as
+/// increasing values less a base (`a.0[i] - a.1`; running sums read in place, or positions
+/// with a base of 0): the places where the first is at `p` and the second at `p + distance`,
+/// counted up to `limit`. The values are compared as they are, shifted by the bases'
+/// difference, without computing a position.
+pub fn count_pair_matches(a: (&[u32], u32), b: (&[u32], u32), distance: u32, limit: u32) -> u32 {
+    // `a - a_base + distance == b - b_base` exactly where `a + shift == b`.
+    let shift = i64::from(distance) + i64::from(b.1) - i64::from(a.1);
+    if let Ok(shift) = u32::try_from(shift) {
+        count_pairs(a.0, b.0, shift, limit)
+    } else if let Ok(back) = u32::try_from(-shift) {
+        // Each place pairs one value of each list, so counting from `b`'s side is the same.
+        count_pairs(b.0, a.0, back, limit)
+    } else {
+        0
+    }
+}
+
 /// Two terms, the second `distance` after the first: the places where `a` holds `p` and `b`
 /// holds `p + distance`, counted up to `limit`.
 fn count_pairs(a: &[u32], b: &[u32], distance: u32, limit: u32) -> u32 {
@@ -697,6 +715,7 @@ mod tests {
             slop in 0i64..4,
             offsets in (0i64..3, 0i64..3),
             limit in 1u32..4,
+            bases in (any::<u32>(), any::<u32>()),
         ) {
             let pairs = a
                 .iter()
@@ -706,6 +725,18 @@ mod tests {
                 })
                 .count() as u32;
             prop_assert_eq!(count_pairs(&a, &b, distance, limit), pairs.min(limit));
+            // The same lists as values less a base, as running sums read in place.
+            let raise = |list: &[u32], base: u32| -> (Vec<u32>, u32) {
+                let room = u32::MAX - list.last().copied().unwrap_or(0);
+                let base = base % room.saturating_add(1).max(1);
+                (list.iter().map(|&p| p + base).collect(), base)
+            };
+            let (a_sums, a_base) = raise(&a, bases.0);
+            let (b_sums, b_base) = raise(&b, bases.1);
+            prop_assert_eq!(
+                count_pair_matches((&a_sums, a_base), (&b_sums, b_base), distance, limit),
+                pairs.min(limit)
+            );
             let (oa, ob) = offsets;
             let near = a.iter().any(|&p| {
                 b.iter().any(|&q| ((i64::from(q) - ob) - (i64::from(p) - oa)).abs() <= slop)
