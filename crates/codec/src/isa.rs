@@ -16,9 +16,9 @@ pub enum Isa {
     Sse41,
     /// x86-64 with AVX2 (256-bit integer vectors).
     Avx2,
-    /// x86-64 with AVX2 and the AVX-512 subsets F, BW, VBMI and VPOPCNTDQ (512-bit vectors,
+    /// x86-64 with AVX2, the AVX-512 subsets F, BW, VBMI and VPOPCNTDQ (512-bit vectors,
     /// byte permutations across a whole register, masks; Ice Lake, Sapphire Rapids, Zen 4
-    /// and later).
+    /// and later) and `popcnt` (for counting a mask's lanes).
     Avx512,
 }
 
@@ -49,6 +49,7 @@ impl Isa {
                     && has!("avx512bw")
                     && has!("avx512vbmi")
                     && has!("avx512vpopcntdq")
+                    && has!("popcnt")
                 {
                     return Isa::Avx512;
                 }

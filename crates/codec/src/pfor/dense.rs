@@ -90,7 +90,7 @@ pub(crate) fn dense_words(input: &[u8], n: usize) -> Result<&[u8], CodecError> {
 pub(crate) fn decode_dense(bytes: &[u8], base: u32, out: &mut [u32], isa: Isa) {
     #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Avx512 && std::arch::is_x86_feature_detected!("avx512vbmi2") {
-        // SAFETY: AVX-512 F, BW and VBMI2 were detected; `bytes` holds exactly `out.len()`
+        // SAFETY: AVX-512 F, BW and VBMI2 and `popcnt` were detected (the last by the Isa); `bytes` holds exactly `out.len()`
         // set bits.
         unsafe { avx512::decode(bytes, base, out) };
         return;
@@ -126,9 +126,9 @@ mod avx512 {
     /// 95 ns: most blocks have a word past 32.)
     ///
     /// # Safety
-    /// AVX-512 F, BW and VBMI2 must be available; `bytes` must hold exactly `out.len()` set
-    /// bits in whole 8-byte words.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2")]
+    /// AVX-512 F, BW and VBMI2 and `popcnt` must be available; `bytes` must hold exactly
+    /// `out.len()` set bits in whole 8-byte words.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
     pub(super) unsafe fn decode(bytes: &[u8], base: u32, out: &mut [u32]) {
         let mut offsets = [0u8; 64];
         for (i, offset) in offsets.iter_mut().enumerate() {

@@ -13,8 +13,8 @@ use crate::BLOCK_LEN;
 /// parts stored, the part of a set bit with no stored part.
 ///
 /// # Safety
-/// The CPU has AVX-512 F.
-#[target_feature(enable = "avx512f")]
+/// The CPU has AVX-512 F and `popcnt` (an [`crate::Isa::Avx512`] CPU).
+#[target_feature(enable = "avx512f,popcnt")]
 pub(super) unsafe fn patch_from_bitmap(
     bitmap: &[u8],
     highs: &[u32; HIGHS_LEN],

@@ -26,12 +26,15 @@ pub fn count_common_shifted(
     isa: Isa,
 ) -> Option<u32> {
     #[cfg(target_arch = "x86_64")]
-    if isa >= Isa::Avx512 && std::arch::is_x86_feature_detected!("avx512f") {
+    if isa >= Isa::Avx512
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("popcnt")
+    {
         let last = a.last().map_or(0, |&x| u64::from(x));
         if last + u64::from(distance) > u64::from(u32::MAX) {
             return None;
         }
-        // SAFETY: AVX-512 F is present; no shifted value of `a` overflows.
+        // SAFETY: AVX-512 F and `popcnt` are present; no shifted value of `a` overflows.
         return Some(unsafe { avx512::count_common_shifted(a, b, distance, limit) });
     }
     let _ = (a, b, distance, limit, isa);
@@ -81,8 +84,9 @@ mod avx512 {
     /// [`super::count_common_shifted`].
     ///
     /// # Safety
-    /// AVX-512 F is available, and `a`'s last value plus `distance` fits in a `u32`.
-    #[target_feature(enable = "avx512f")]
+    /// AVX-512 F and `popcnt` are available, and `a`'s last value plus `distance` fits in a
+    /// `u32`.
+    #[target_feature(enable = "avx512f,popcnt")]
     pub(super) unsafe fn count_common_shifted(
         a: &[u32],
         b: &[u32],

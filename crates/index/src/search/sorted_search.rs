@@ -15,8 +15,11 @@ const GROUP: usize = 32;
 #[inline]
 pub fn count_below(docs: &[u32], target: u32, isa: Isa) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if isa >= Isa::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 is present.
+    if isa >= Isa::Avx2
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("popcnt")
+    {
+        // SAFETY: AVX2 and `popcnt` are present.
         return unsafe { avx2::count_below(docs, target) };
     }
     let _ = isa;
@@ -45,8 +48,11 @@ pub fn count_below_in_block(
     isa: Isa,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if isa >= Isa::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 is present.
+    if isa >= Isa::Avx2
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("popcnt")
+    {
+        // SAFETY: AVX2 and `popcnt` are present.
         return unsafe { avx2::count_below_in_block(docs, samples, target) };
     }
     let _ = isa;
@@ -98,8 +104,8 @@ mod avx2 {
     /// [`super::count_below_in_block`] with AVX2.
     ///
     /// # Safety
-    /// The CPU has AVX2.
-    #[target_feature(enable = "avx2")]
+    /// The CPU has AVX2 and `popcnt`.
+    #[target_feature(enable = "avx2,popcnt")]
     pub(super) unsafe fn count_below_in_block(
         docs: &[u32; BLOCK_LEN],
         samples: &[u32; 8],
@@ -133,8 +139,8 @@ mod avx2 {
     /// [`super::count_below`] with AVX2.
     ///
     /// # Safety
-    /// The CPU has AVX2.
-    #[target_feature(enable = "avx2")]
+    /// The CPU has AVX2 and `popcnt`.
+    #[target_feature(enable = "avx2,popcnt")]
     pub(super) unsafe fn count_below(docs: &[u32], target: u32) -> usize {
         if target == 0 {
             return 0;
