@@ -306,7 +306,7 @@ impl<'a> PhraseNode<'a> {
             let freq = if self.reads_rarest_first() {
                 self.exact_matches()? as f32
             } else {
-                if self.exact_pair_distance().is_some() {
+                if self.matches_pair_in_place() {
                     self.load_pair()?;
                 } else {
                     self.load_positions()?;
@@ -388,6 +388,16 @@ impl<'a> PhraseNode<'a> {
             self.load_pair()?;
             return Ok(self.pair_matches(distance, 1) > 0);
         }
+        if self.matches_pair_in_place() {
+            self.load_pair()?;
+            let (a, b) = (
+                self.terms[0].positions_and_base(),
+                self.terms[1].positions_and_base(),
+            );
+            if let Some(occurs) = self.sloppy.as_ref().and_then(|s| s.pair_occurs(a, b)) {
+                return Ok(occurs);
+            }
+        }
         self.load_positions()?;
         let offsets = &self.offsets;
         Ok(match &mut self.sloppy {
@@ -433,8 +443,15 @@ impl<'a> PhraseNode<'a> {
         }
     }
 
-    /// Reads the two terms' positions of an exact pair: both in place where the reader
-    /// allows, else both copied out.
+    /// Whether the phrase is matched on its two terms' positions read by [`Self::load_pair`]:
+    /// an exact pair in order ([`Self::exact_pair_distance`]), or a sloppy pair of distinct
+    /// terms.
+    fn matches_pair_in_place(&self) -> bool {
+        self.exact_pair_distance().is_some() || (self.distinct_pair && self.sloppy.is_some())
+    }
+
+    /// Reads the two terms' positions of a pair: both in place where the reader allows, else
+    /// both copied out.
     fn load_pair(&mut self) -> Result<(), IndexError> {
         let segment = self.segment;
         let in_place = self.terms[0].load_sums(segment)? && self.terms[1].load_sums(segment)?;
@@ -473,6 +490,16 @@ impl<'a> PhraseNode<'a> {
             let freq = self.pair_matches(distance, u32::MAX) as f32;
             self.freq = Some(freq);
             return freq;
+        }
+        if let (Some(sloppy), true) = (&self.sloppy, self.distinct_pair) {
+            let (a, b) = (
+                self.terms[0].positions_and_base(),
+                self.terms[1].positions_and_base(),
+            );
+            if let Some(freq) = sloppy.pair_freq(a, b) {
+                self.freq = Some(freq);
+                return freq;
+            }
         }
         let offsets = &self.offsets;
         let freq = match &mut self.sloppy {

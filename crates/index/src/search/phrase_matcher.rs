@@ -353,10 +353,35 @@ impl SloppyPhrase {
     /// (increasing, not empty).
     pub fn freq(&mut self, positions: &[&[u32]]) -> f32 {
         if let ([a, b], true) = (positions, self.groups.is_empty()) {
-            let (oa, ob) = (self.cursors[0].offset, self.cursors[1].offset);
-            return sweep_two(a, oa, b, ob, self.slop);
+            let offsets = [self.cursors[0].offset, self.cursors[1].offset];
+            return sweep_two(a, b, offsets, offsets, self.slop);
         }
         self.sweep(positions, false)
+    }
+
+    /// [`SloppyPhrase::freq`] of a phrase of two distinct terms whose positions are given as
+    /// increasing values less a base (`a.0[i] - a.1`: running sums read in place, or positions
+    /// with a base of 0); `None` for any other phrase.
+    pub fn pair_freq(&self, a: (&[u32], u32), b: (&[u32], u32)) -> Option<f32> {
+        let [first, second] = self.distinct_pair_offsets()?;
+        let shifts = [first + i64::from(a.1), second + i64::from(b.1)];
+        Some(sweep_two(a.0, b.0, shifts, [first, second], self.slop))
+    }
+
+    /// [`SloppyPhrase::occurs`] of a phrase of two distinct terms, the positions given as for
+    /// [`SloppyPhrase::pair_freq`]; `None` for any other phrase.
+    pub fn pair_occurs(&self, a: (&[u32], u32), b: (&[u32], u32)) -> Option<bool> {
+        let [first, second] = self.distinct_pair_offsets()?;
+        let (a_shift, b_shift) = (first + i64::from(a.1), second + i64::from(b.1));
+        Some(within_slop(a.0, a_shift, b.0, b_shift, self.slop))
+    }
+
+    /// The offsets of a phrase of two distinct terms.
+    fn distinct_pair_offsets(&self) -> Option<[i64; 2]> {
+        match (self.cursors.as_slice(), self.groups.is_empty()) {
+            ([first, second], true) => Some([first.offset, second.offset]),
+            _ => None,
+        }
     }
 
     /// Whether the phrase occurs within the slop at all: the sweep of [`SloppyPhrase::freq`]
@@ -493,14 +518,18 @@ impl SloppyPhrase {
 /// [`SloppyPhrase::freq`] of two distinct terms, the sweep without its queue: with two
 /// cursors, the least is one and the top the other, and the end of the window is the greater
 /// position. The same steps in the same order, so the same sum, bit for bit (a property test
-/// compares the two).
-fn sweep_two(a: &[u32], a_offset: i64, b: &[u32], b_offset: i64, slop: i64) -> f32 {
+/// compares the two). Each term's positions less its offset are its values less its `shift`
+/// (its offset, plus a base where the values are running sums); ties of position go by
+/// `offsets`, as in the queue.
+fn sweep_two(a: &[u32], b: &[u32], shifts: [i64; 2], offsets: [i64; 2], slop: i64) -> f32 {
     let lists = [a, b];
-    let offsets = [a_offset, b_offset];
     let (Some(&first_a), Some(&first_b)) = (a.first(), b.first()) else {
         return 0.0;
     };
-    let mut position = [i64::from(first_a) - a_offset, i64::from(first_b) - b_offset];
+    let mut position = [
+        i64::from(first_a) - shifts[0],
+        i64::from(first_b) - shifts[1],
+    ];
     let mut next = [1usize, 1];
     // The queue's order: position, then offset, then place in the phrase.
     let key = |position: &[i64; 2], c: usize| (position[c], offsets[c], c);
@@ -517,7 +546,7 @@ fn sweep_two(a: &[u32], a_offset: i64, b: &[u32], b_offset: i64, slop: i64) -> f
         let mut bound = position[top];
         while let Some(&p) = lists[least].get(next[least]) {
             next[least] += 1;
-            position[least] = i64::from(p) - offsets[least];
+            position[least] = i64::from(p) - shifts[least];
             end = end.max(position[least]);
             if position[least] > bound {
                 // The moved cursor is now the greater.
@@ -753,6 +782,7 @@ mod tests {
             b in positions_list(),
             offsets in (0u32..3, 0u32..3),
             slop in 0u32..6,
+            bases in (any::<u32>(), any::<u32>()),
         ) {
             prop_assume!(!a.is_empty() && !b.is_empty());
             let offsets = [offsets.0, offsets.1];
@@ -760,6 +790,18 @@ mod tests {
             let lists: [&[u32]; 2] = [&a, &b];
             let swept = phrase.sweep(&lists, false);
             prop_assert_eq!(phrase.freq(&lists).to_bits(), swept.to_bits());
+            // The same lists as values less a base, as running sums read in place.
+            let raise = |list: &[u32], base: u32| -> (Vec<u32>, u32) {
+                let room = u32::MAX - list.last().copied().unwrap_or(0);
+                let base = base % room.saturating_add(1).max(1);
+                (list.iter().map(|&p| p + base).collect(), base)
+            };
+            let (a_sums, a_base) = raise(&a, bases.0);
+            let (b_sums, b_base) = raise(&b, bases.1);
+            let pair = phrase.pair_freq((&a_sums, a_base), (&b_sums, b_base));
+            prop_assert_eq!(pair.map(f32::to_bits), Some(swept.to_bits()));
+            let occurs = phrase.pair_occurs((&a_sums, a_base), (&b_sums, b_base));
+            prop_assert_eq!(occurs, Some(phrase.sweep(&lists, true) > 0.0));
         }
     }
 
