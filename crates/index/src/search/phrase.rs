@@ -18,7 +18,7 @@ use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::top_k::{Hit, TopK};
 use crate::format::{BlockPositionsReader, PositionsError, TermPositions};
-use crate::segment::SegmentReader;
+use crate::segment::{DocLengths, SegmentReader};
 use crate::IndexError;
 
 /// Where a phrase term's positions are read: the segment's positions file, or a postings
@@ -189,6 +189,8 @@ pub struct PhraseNode<'a> {
     /// Whether the phrase is two distinct terms (a tighter sloppy bound, see
     /// [`PhraseNode::freq_bound`]).
     distinct_pair: bool,
+    /// The segment's document lengths, for scores.
+    lengths: DocLengths<'a>,
 }
 
 impl<'a> PhraseNode<'a> {
@@ -219,6 +221,7 @@ impl<'a> PhraseNode<'a> {
             freq: None,
             starts: Vec::new(),
             distinct_pair,
+            lengths: segment.doc_lengths(),
         }
     }
 
@@ -519,8 +522,9 @@ impl<'a> PhraseNode<'a> {
     /// BM25 of the current document if its phrase frequency were `freq` (non-decreasing in
     /// `freq`, so a bound on the frequency bounds the score).
     fn score_with_freq(&self, bm25: &Bm25, freq: f32) -> f32 {
-        let length = self.segment.doc_length_of(self.doc).unwrap_or(0);
-        bm25.score_of_key(self.weight, freq * bm25.norm_inverse(length))
+        // The norm byte alone where the norms are Lucene's (not the exact length).
+        let inverse = bm25.norm_inverse_of(&self.lengths, self.doc);
+        bm25.score_of_key(self.weight, freq * inverse)
     }
 }
 
