@@ -22,6 +22,7 @@ mod postings_source;
 mod pruned;
 mod query_terms;
 mod searcher;
+mod sloppy_pair;
 mod sorted_intersect;
 mod sorted_search;
 mod stats;

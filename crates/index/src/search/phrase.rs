@@ -494,7 +494,7 @@ impl<'a> PhraseNode<'a> {
             self.freq = Some(freq);
             return freq;
         }
-        if let (Some(sloppy), true) = (&self.sloppy, self.distinct_pair) {
+        if let (Some(sloppy), true) = (&mut self.sloppy, self.distinct_pair) {
             let (a, b) = (
                 self.terms[0].positions_and_base(),
                 self.terms[1].positions_and_base(),

@@ -14,6 +14,7 @@
 use apcache_codec::Isa;
 
 use super::common_values::count_common_shifted;
+use super::sloppy_pair::{sloppy_pair_freq, SloppyPairScratch};
 use super::sorted_search::count_below;
 
 /// The number of places in a document where each term `i` sits at `offsets[i]` from a common
@@ -263,6 +264,10 @@ struct Cursor {
 /// Sloppy phrase frequency state for one phrase; [`SloppyPhrase::freq`] evaluates a document.
 pub struct SloppyPhrase {
     slop: i64,
+    /// The weight of a match of each length up to the slop, then 0, for
+    /// [`sloppy_pair_freq`]; empty for a slop above [`MAX_TABLED_SLOP`].
+    weights: Vec<f32>,
+    pair_scratch: SloppyPairScratch,
     /// Groups of cursors of one term, each sorted by offset.
     groups: Vec<Vec<usize>>,
     cursors: Vec<Cursor>,
@@ -301,8 +306,23 @@ impl SloppyPhrase {
                 groups.push(members);
             }
         }
+        let weights = if slop <= MAX_TABLED_SLOP {
+            (0..=slop + 1)
+                .map(|length| {
+                    if length <= slop {
+                        weight(i64::from(length))
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         SloppyPhrase {
             slop: i64::from(slop),
+            weights,
+            pair_scratch: SloppyPairScratch::default(),
             groups,
             cursors,
             queue: Vec::with_capacity(offsets.len()),
@@ -354,7 +374,7 @@ impl SloppyPhrase {
     pub fn freq(&mut self, positions: &[&[u32]]) -> f32 {
         if let ([a, b], true) = (positions, self.groups.is_empty()) {
             let offsets = [self.cursors[0].offset, self.cursors[1].offset];
-            return sweep_two(a, b, offsets, offsets, self.slop);
+            return self.two_terms(a, b, offsets, offsets);
         }
         self.sweep(positions, false)
     }
@@ -362,10 +382,22 @@ impl SloppyPhrase {
     /// [`SloppyPhrase::freq`] of a phrase of two distinct terms whose positions are given as
     /// increasing values less a base (`a.0[i] - a.1`: running sums read in place, or positions
     /// with a base of 0); `None` for any other phrase.
-    pub fn pair_freq(&self, a: (&[u32], u32), b: (&[u32], u32)) -> Option<f32> {
+    pub fn pair_freq(&mut self, a: (&[u32], u32), b: (&[u32], u32)) -> Option<f32> {
         let [first, second] = self.distinct_pair_offsets()?;
         let shifts = [first + i64::from(a.1), second + i64::from(b.1)];
-        Some(sweep_two(a.0, b.0, shifts, [first, second], self.slop))
+        Some(self.two_terms(a.0, b.0, shifts, [first, second]))
+    }
+
+    /// The frequency of two distinct terms: by ranks where the CPU and the slop allow, else
+    /// by the sweep; the same sum either way.
+    fn two_terms(&mut self, a: &[u32], b: &[u32], shifts: [i64; 2], offsets: [i64; 2]) -> f32 {
+        if !self.weights.is_empty() {
+            let scratch = &mut self.pair_scratch;
+            if let Some(freq) = sloppy_pair_freq(a, b, shifts, offsets, &self.weights, scratch) {
+                return freq;
+            }
+        }
+        sweep_two(a, b, shifts, offsets, self.slop)
     }
 
     /// [`SloppyPhrase::occurs`] of a phrase of two distinct terms, the positions given as for
@@ -515,6 +547,16 @@ impl SloppyPhrase {
     }
 }
 
+/// The largest slop whose match weights [`SloppyPhrase`] keeps in a table.
+const MAX_TABLED_SLOP: u32 = 1024;
+
+/// The weight of a sloppy match spanning `length` positions beyond its terms' own, as Lucene
+/// weighs it.
+#[inline]
+fn weight(length: i64) -> f32 {
+    1f32 / (1f32 + length as f32)
+}
+
 /// [`SloppyPhrase::freq`] of two distinct terms, the sweep without its queue: with two
 /// cursors, the least is one and the top the other, and the end of the window is the greater
 /// position. The same steps in the same order, so the same sum, bit for bit (a property test
@@ -539,7 +581,6 @@ fn sweep_two(a: &[u32], b: &[u32], shifts: [i64; 2], offsets: [i64; 2], slop: i6
         (1, 0)
     };
     let mut end = position[0].max(position[1]);
-    let weight = |length: i64| 1f32 / (1f32 + length as f32);
     let mut freq = 0f32;
     'windows: loop {
         let mut match_length = end - position[least];
@@ -790,6 +831,9 @@ mod tests {
             let lists: [&[u32]; 2] = [&a, &b];
             let swept = phrase.sweep(&lists, false);
             prop_assert_eq!(phrase.freq(&lists).to_bits(), swept.to_bits());
+            let offsets = [i64::from(offsets[0]), i64::from(offsets[1])];
+            let queueless = sweep_two(&a, &b, offsets, offsets, i64::from(slop));
+            prop_assert_eq!(queueless.to_bits(), swept.to_bits());
             // The same lists as values less a base, as running sums read in place.
             let raise = |list: &[u32], base: u32| -> (Vec<u32>, u32) {
                 let room = u32::MAX - list.last().copied().unwrap_or(0);
