@@ -761,6 +761,14 @@ mod tests {
         }
     }
 
+    /// `list` raised by a base drawn from `seed` (as large as the values leave room for), as
+    /// a chunk's running sums hold a document's positions; and the base.
+    fn raised(list: &[u32], seed: u32) -> (Vec<u32>, u32) {
+        let room = u32::MAX - list.last().copied().unwrap_or(0);
+        let base = seed % room.saturating_add(1).max(1);
+        (list.iter().map(|&p| p + base).collect(), base)
+    }
+
     /// An increasing list of positions, of any length up to 300, near zero or near the top of
     /// the range.
     fn positions_list() -> impl Strategy<Value = Vec<u32>> {
@@ -796,13 +804,8 @@ mod tests {
                 .count() as u32;
             prop_assert_eq!(count_pairs(&a, &b, distance, limit), pairs.min(limit));
             // The same lists as values less a base, as running sums read in place.
-            let raise = |list: &[u32], base: u32| -> (Vec<u32>, u32) {
-                let room = u32::MAX - list.last().copied().unwrap_or(0);
-                let base = base % room.saturating_add(1).max(1);
-                (list.iter().map(|&p| p + base).collect(), base)
-            };
-            let (a_sums, a_base) = raise(&a, bases.0);
-            let (b_sums, b_base) = raise(&b, bases.1);
+            let (a_sums, a_base) = raised(&a, bases.0);
+            let (b_sums, b_base) = raised(&b, bases.1);
             prop_assert_eq!(
                 count_pair_matches((&a_sums, a_base), (&b_sums, b_base), distance, limit),
                 pairs.min(limit)
@@ -835,13 +838,8 @@ mod tests {
             let queueless = sweep_two(&a, &b, offsets, offsets, i64::from(slop));
             prop_assert_eq!(queueless.to_bits(), swept.to_bits());
             // The same lists as values less a base, as running sums read in place.
-            let raise = |list: &[u32], base: u32| -> (Vec<u32>, u32) {
-                let room = u32::MAX - list.last().copied().unwrap_or(0);
-                let base = base % room.saturating_add(1).max(1);
-                (list.iter().map(|&p| p + base).collect(), base)
-            };
-            let (a_sums, a_base) = raise(&a, bases.0);
-            let (b_sums, b_base) = raise(&b, bases.1);
+            let (a_sums, a_base) = raised(&a, bases.0);
+            let (b_sums, b_base) = raised(&b, bases.1);
             let pair = phrase.pair_freq((&a_sums, a_base), (&b_sums, b_base));
             prop_assert_eq!(pair.map(f32::to_bits), Some(swept.to_bits()));
             let occurs = phrase.pair_occurs((&a_sums, a_base), (&b_sums, b_base));
