@@ -5,6 +5,10 @@
 //! decides that first, on DIDs alone), and only the positions of those documents: the
 //! block's frequencies, which the cursor decodes anyway, say where a document's positions
 //! start (see [`crate::format::positions`]).
+//!
+//! A phrase of two terms, exact or sloppy, is matched on the decoded chunk's running sums in
+//! place, each term's positions being its sums less a base: copying a stop word's positions
+//! out of the chunk for each candidate cost a tenth of a count's time.
 
 use std::ops::Range;
 

@@ -10,6 +10,10 @@
 //!   slop adds `1 / (1 + span)`. A term that occurs twice in the phrase is two cursors over
 //!   one list, which may never stand on the same position of the document: the lesser of two
 //!   colliding ones moves on (Lucene's repeat groups).
+//!
+//! Two distinct terms take their own sloppy path where the CPU has AVX-512:
+//! [`super::sloppy_pair`] computes the sweep's sum from each position's rank in the other
+//! term's list, without the sweep's unpredictable branch.
 
 use apcache_codec::Isa;
 
