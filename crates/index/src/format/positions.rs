@@ -285,17 +285,12 @@ impl BlockPositionsReader {
         freq: usize,
         out: &mut Vec<u32>,
     ) -> Result<(), PositionsError> {
-        // Most documents lie inside the chunk decoded for the one before: their positions are
-        // their sums less the sum before them, with nothing to check (sums increase, each
-        // below `u32::MAX`).
-        if let (Some((c, len)), true) = (self.decoded, self.summed) {
-            let from = first.wrapping_sub(c * BLOCK_LEN);
-            if freq > 0 && first + freq <= total && from < len && freq <= len - from {
-                let base = from.checked_sub(1).map_or(0, |p| self.chunk[p]) + 1;
-                let values = &self.chunk[from..from + freq];
-                out.extend(values.iter().map(|&sum| sum - base));
-                return Ok(());
-            }
+        // Most documents lie inside one chunk, usually the one decoded for the document
+        // before: their positions are their sums less the sum before them, with nothing to
+        // check (sums increase, each below `u32::MAX`).
+        if let Some((range, base)) = self.sums_of(codec, bytes, total, first, freq)? {
+            out.extend(self.chunk[range].iter().map(|&sum| sum - base));
+            return Ok(());
         }
         self.read_decoding(codec, bytes, total, first, freq, out)
     }
@@ -361,8 +356,7 @@ impl BlockPositionsReader {
         Ok(())
     }
 
-    /// [`Self::read`] for a document whose chunk is not the one decoded, or that spans
-    /// chunks.
+    /// [`Self::read`] for a document that spans chunks, or whose chunk is kept as stored.
     #[inline(never)]
     fn read_decoding(
         &mut self,
