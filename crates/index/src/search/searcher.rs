@@ -237,6 +237,11 @@ impl<'a> Searcher<'a> {
                 }
             }
             let mut node = compile(&opener, query, &weights)?;
+            if let (Node::Phrase(phrase), 0) = (&mut node, options.k) {
+                total += phrase.count()?;
+                stats += phrase.stats();
+                continue;
+            }
             if let (Node::Phrase(phrase), true) = (&mut node, options.pruning && !options.count) {
                 let (matches, complete) = phrase.collect_top(bm25, &mut top)?;
                 total += matches;
