@@ -70,12 +70,12 @@ pub struct PhraseTerm<'a> {
     term_id: usize,
     region: PositionsRegion<'a>,
     reader: BlockPositionsReader,
-    /// The block the reader and the running sum below are for, the posting the sum reaches,
-    /// the values before it in the block, and the block's total.
+    /// The block the reader and `starts` are for.
     block: usize,
-    upto: usize,
-    before: usize,
-    total: usize,
+    /// Where each posting's values start in the block (its frequencies' running sum before
+    /// it), then the block's total: computed once per block, as candidates of a dense
+    /// conjunction are most of a block's postings.
+    starts: Vec<usize>,
     /// The term's positions in the current candidate, when copied out.
     positions: Vec<u32>,
     /// Where the reader's decoded chunk holds them as running sums, and the base to take from
@@ -98,9 +98,7 @@ impl<'a> PhraseTerm<'a> {
             region,
             reader: BlockPositionsReader::default(),
             block: usize::MAX,
-            upto: 0,
-            before: 0,
-            total: 0,
+            starts: Vec::with_capacity(BLOCK_LEN + 1),
             positions: Vec::new(),
             sums: None,
         }
@@ -108,24 +106,27 @@ impl<'a> PhraseTerm<'a> {
 
     /// Where the cursor's current document's values lie in its block: the values before
     /// it, its frequency and the block's total.
+    #[inline]
     fn locate(&mut self) -> Result<(usize, usize, usize), IndexError> {
         let block = self.cursor.block_index();
         let (_, freqs, at) = self.cursor.current_block()?;
-        if block != self.block || at < self.upto {
-            if block != self.block {
-                self.reader.reset();
-                self.total = freqs.iter().map(|&f| f as usize).sum();
-            }
+        if block != self.block {
+            self.reader.reset();
             self.block = block;
-            self.upto = 0;
-            self.before = 0;
+            self.starts.clear();
+            let mut sum = 0usize;
+            self.starts.extend(freqs.iter().map(|&f| {
+                let start = sum;
+                sum += f as usize;
+                start
+            }));
+            self.starts.push(sum);
         }
-        self.before += freqs[self.upto..at]
-            .iter()
-            .map(|&f| f as usize)
-            .sum::<usize>();
-        self.upto = at;
-        Ok((self.before, freqs[at] as usize, self.total))
+        Ok((
+            self.starts[at],
+            freqs[at] as usize,
+            self.starts[freqs.len()],
+        ))
     }
 
     /// Moves the cursor to posting `place` of its current (decoded) block, at or after the
