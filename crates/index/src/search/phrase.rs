@@ -21,6 +21,7 @@ use super::phrase_matcher::{
     SloppyPhrase,
 };
 use super::postings_source::TermPositionBlocks;
+use super::sloppy_pair::pair_freq_bound;
 use super::sorted_intersect::{self, MatchBuffers, Places, OUTPUT_SLACK};
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
@@ -371,21 +372,23 @@ impl<'a> PhraseNode<'a> {
     /// An upper bound on the phrase frequency in the document all cursors are on, from the
     /// terms' frequencies there: an exact match takes one occurrence of every term, so there
     /// are at most as many as the rarest term has; a sloppy sweep moves a cursor on for every
-    /// match but the last, and each weighs at most 1; with two distinct terms, at most twice
-    /// the rarer one's frequency plus one.
+    /// match but the last, and each weighs at most 1; with two distinct terms, see
+    /// [`pair_freq_bound`].
     fn freq_bound(&mut self) -> Result<f32, IndexError> {
         let (mut least, mut sum) = (u32::MAX, 0u64);
-        for term in &mut self.terms {
+        let mut freqs = [0u32; 2];
+        for (i, term) in self.terms.iter_mut().enumerate() {
             let freq = term.cursor.freq()?;
             least = least.min(freq);
             sum += u64::from(freq);
+            if let Some(slot) = freqs.get_mut(i) {
+                *slot = freq;
+            }
         }
         let sweep_moves = (sum + 1).saturating_sub(self.terms.len() as u64);
         Ok(match self.sloppy {
             None => least as f32,
-            // Two distinct terms: the least cursor alternates between them, so the sweep takes
-            // at most `2 · least + 1` turns, and each ends in at most one match.
-            Some(_) if self.distinct_pair => sweep_moves.min(2 * u64::from(least) + 1) as f32,
+            Some(_) if self.distinct_pair => pair_freq_bound(&freqs),
             Some(_) => sweep_moves as f32,
         })
     }

@@ -616,6 +616,7 @@ fn sweep_two(a: &[u32], b: &[u32], shifts: [i64; 2], offsets: [i64; 2], slop: i6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::sloppy_pair::pair_freq_bound;
     use proptest::prelude::*;
 
     /// Brute force: the places `s` where every term `i` is at `s + offsets[i]`.
@@ -841,6 +842,8 @@ mod tests {
             let offsets = [i64::from(offsets[0]), i64::from(offsets[1])];
             let queueless = sweep_two(&a, &b, offsets, offsets, i64::from(slop));
             prop_assert_eq!(queueless.to_bits(), swept.to_bits());
+            let bound = pair_freq_bound(&[a.len() as u32, b.len() as u32]);
+            prop_assert!(swept <= bound, "{} above its bound {}", swept, bound);
             // The same lists as values less a base, as running sums read in place.
             let (a_sums, a_base) = raised(&a, bases.0);
             let (b_sums, b_base) = raised(&b, bases.1);
@@ -848,6 +851,24 @@ mod tests {
             prop_assert_eq!(pair.map(f32::to_bits), Some(swept.to_bits()));
             let occurs = phrase.pair_occurs((&a_sums, a_base), (&b_sums, b_base));
             prop_assert_eq!(occurs, Some(phrase.sweep(&lists, true) > 0.0));
+        }
+    }
+
+    #[test]
+    fn a_pair_reaches_its_frequency_bound() {
+        // Each value of the rarer term beside an equal value and one a place on: its passes
+        // weigh 1 and 1/2, the bound's 1.5 per value.
+        let a: Vec<u32> = (1..=50).map(|i| 10 * i).collect();
+        let b: Vec<u32> = a.iter().flat_map(|&p| [p, p + 1]).collect();
+        for offsets in [[0, 0], [1, 1], [0, 1]] {
+            let mut phrase = SloppyPhrase::new(&[0, 1], &offsets, 1);
+            let freq = phrase.freq(&[&a, &b]);
+            let bound = pair_freq_bound(&[a.len() as u32, b.len() as u32]);
+            assert!(freq <= bound, "{freq} above its bound {bound}");
+            if offsets[0] == offsets[1] {
+                // The first tie goes to the first term, whose value then has one pass.
+                assert_eq!(freq, 1.5 * a.len() as f32 - 0.5, "offsets {offsets:?}");
+            }
         }
     }
 

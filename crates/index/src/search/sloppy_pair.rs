@@ -19,6 +19,23 @@
 //! adding 0 for a pass past the slop, so the frequency is the sweep's to the bit (a property
 //! test compares them).
 
+/// An upper bound on the sloppy frequency of two distinct terms whose frequencies in the
+/// document are `freqs`, whatever their positions and the slop.
+///
+/// Each match is a pass of the merge from a value of one term to one of the other and weighs
+/// `1 / (1 + distance)`. Each value of the rarer term has at most two passes, one on either
+/// side, and only one of them can be of distance 0 (the other term's values are distinct), so
+/// they weigh at most 1.5 together. The frequency is a sum of `f32`s, which may round up by a
+/// relative `n · ε` over `n` terms: the bound allows for it. (The sweep moves a cursor on for
+/// every match but the last, which bounds it by the two frequencies' sum less one too.)
+pub(super) fn pair_freq_bound(freqs: &[u32; 2]) -> f32 {
+    let least = f64::from(freqs[0].min(freqs[1]));
+    let passes = 2.0 * least + 2.0;
+    let rounding = 1.0 + passes * f64::from(f32::EPSILON);
+    let sweep_moves = (f64::from(freqs[0]) + f64::from(freqs[1]) - 1.0).max(0.0);
+    (1.5 * least * rounding).min(sweep_moves) as f32
+}
+
 /// Scratch space of [`sloppy_pair_freq`], kept between documents.
 #[derive(Default)]
 pub(super) struct SloppyPairScratch {
