@@ -18,7 +18,7 @@
 use apcache_codec::Isa;
 
 use super::common_values::count_common_shifted;
-use super::sloppy_pair::{sloppy_pair_freq, SloppyPairScratch};
+use super::sloppy_pair::{sloppy_pair_freq, within_slop_by_ranks, SloppyPairScratch};
 use super::sorted_search::count_below;
 
 /// The number of places in a document where each term `i` sits at `offsets[i]` from a common
@@ -217,6 +217,14 @@ fn within_slop(a: &[u32], a_offset: i64, b: &[u32], b_offset: i64, slop: i64) ->
     if b.len() * LOPSIDED < a.len() {
         return near_by_search(b, a, a_offset - b_offset, slop);
     }
+    if let Some(near) = within_slop_by_ranks(a, a_offset, b, b_offset, slop) {
+        return near;
+    }
+    within_slop_by_merge(a, a_offset, b, b_offset, slop)
+}
+
+/// [`within_slop`] by a merge of the two lists.
+fn within_slop_by_merge(a: &[u32], a_offset: i64, b: &[u32], b_offset: i64, slop: i64) -> bool {
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         let x = i64::from(a[i]) - a_offset;
@@ -820,7 +828,39 @@ mod tests {
                 b.iter().any(|&q| ((i64::from(q) - ob) - (i64::from(p) - oa)).abs() <= slop)
             });
             prop_assert_eq!(within_slop(&a, oa, &b, ob, slop), near);
+            assert_slop_checks_agree(&a, oa, &b, ob, slop)?;
         }
+
+        // Sparse lists, where most pairs are far apart and a match, if any, comes late.
+        #[test]
+        fn slop_checks_agree_on_sparse_lists(
+            a in prop::collection::btree_set(0u32..2000, 0..40),
+            b in prop::collection::btree_set(0u32..2000, 0..40),
+            slop in 0i64..4,
+            offsets in (0i64..3, 0i64..3),
+        ) {
+            let (a, b): (Vec<u32>, Vec<u32>) = (a.into_iter().collect(), b.into_iter().collect());
+            assert_slop_checks_agree(&a, offsets.0, &b, offsets.1, slop)?;
+        }
+    }
+
+    /// Both ways of checking the slop agree with every pair checked one by one.
+    fn assert_slop_checks_agree(
+        a: &[u32],
+        oa: i64,
+        b: &[u32],
+        ob: i64,
+        slop: i64,
+    ) -> Result<(), TestCaseError> {
+        let near = a.iter().any(|&p| {
+            b.iter()
+                .any(|&q| ((i64::from(q) - ob) - (i64::from(p) - oa)).abs() <= slop)
+        });
+        prop_assert_eq!(within_slop_by_merge(a, oa, b, ob, slop), near);
+        if let Some(by_ranks) = within_slop_by_ranks(a, oa, b, ob, slop) {
+            prop_assert_eq!(by_ranks, near);
+        }
+        Ok(())
     }
 
     proptest! {
@@ -851,6 +891,20 @@ mod tests {
             prop_assert_eq!(pair.map(f32::to_bits), Some(swept.to_bits()));
             let occurs = phrase.pair_occurs((&a_sums, a_base), (&b_sums, b_base));
             prop_assert_eq!(occurs, Some(phrase.sweep(&lists, true) > 0.0));
+        }
+    }
+
+    #[test]
+    fn a_late_match_is_found() {
+        // The one match is in the second vector of `a`, with the last value of `b`.
+        let a: Vec<u32> = (0..16).map(|i| 100 * i).collect();
+        for (b, near) in [
+            (vec![3, 1502], true),
+            (vec![3, 1503], false),
+            (vec![], false),
+        ] {
+            assert_slop_checks_agree(&a, 0, &b, 0, 2).unwrap();
+            assert_eq!(within_slop(&a, 0, &b, 0, 2), near, "{b:?}");
         }
     }
 

@@ -163,9 +163,93 @@ fn select(condition: bool, yes: usize, no: usize) -> usize {
     (yes & mask) | (no & !mask)
 }
 
+/// Whether some `p` of `a` and `q` of `b` (each increasing) have
+/// `|(q - b_shift) - (p - a_shift)| <= slop`, by ranks: the least value of `b` not below
+/// `p - slop` is the only one to check for each `p`. `None` where the CPU lacks AVX-512 F.
+///
+/// The merge this replaces stepped one value at a time, each step waiting on the compare of
+/// the one before; here each value of `b` is compared with eight of `a` at once, and the
+/// check stops after the first eight values of `a` that find a match.
+pub(super) fn within_slop_by_ranks(
+    a: &[u32],
+    a_shift: i64,
+    b: &[u32],
+    b_shift: i64,
+    slop: i64,
+) -> Option<bool> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: AVX-512 F was detected.
+        return Some(unsafe { avx512::within_slop(a, a_shift, b, b_shift, slop) });
+    }
+    let _ = (a, a_shift, b, b_shift, slop);
+    None
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::*;
+
+    /// [`super::within_slop_by_ranks`].
+    ///
+    /// # Safety
+    /// AVX-512 F is available.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn within_slop(
+        a: &[u32],
+        a_shift: i64,
+        b: &[u32],
+        b_shift: i64,
+        slop: i64,
+    ) -> bool {
+        if b.is_empty() {
+            return false;
+        }
+        let b_len = _mm512_set1_epi64(b.len() as i64);
+        let one = _mm512_set1_epi64(1);
+        // In `b`'s frame: `p - a_shift + b_shift` is where `p` stands among `b`'s values.
+        let shift = _mm512_set1_epi64(b_shift - a_shift);
+        let slop_lanes = _mm512_set1_epi64(slop);
+        let mut j = 0usize;
+        for values in a.chunks(LANES) {
+            let real = ((1u32 << values.len()) - 1) as __mmask8;
+            // SAFETY: the mask reads the chunk's `values.len()` values only.
+            let p = unsafe { _mm512_maskz_loadu_epi32(real.into(), values.as_ptr().cast()) };
+            let centre = _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(p)), shift);
+            let low = _mm512_sub_epi64(centre, slop_lanes);
+            let high = _mm512_add_epi64(centre, slop_lanes);
+            // The highest low of the chunk: values of `b` below it may be below some lanes'
+            // lows; the values past it are below none.
+            let highest = i64::from(values[values.len() - 1]) + (b_shift - a_shift) - slop;
+            let mut ranks = _mm512_set1_epi64(j as i64);
+            while let Some(&y) = b.get(j).filter(|&&y| i64::from(y) < highest) {
+                let below = _mm512_cmplt_epi64_mask(_mm512_set1_epi64(i64::from(y)), low);
+                ranks = _mm512_mask_add_epi64(ranks, below, ranks, one);
+                j += 1;
+            }
+            // The least value of `b` not below each lane's low, where there is one.
+            let inside = _mm512_mask_cmplt_epi64_mask(real, ranks, b_len);
+            // SAFETY: the gather reads lanes whose rank is inside `b` only.
+            let next = unsafe {
+                _mm512_mask_i64gather_epi32::<4>(
+                    _mm256_setzero_si256(),
+                    inside,
+                    ranks,
+                    b.as_ptr().cast(),
+                )
+            };
+            let next = _mm512_cvtepu32_epi64(next);
+            if _mm512_mask_cmple_epi64_mask(inside, next, high) != 0 {
+                return true;
+            }
+            if j == b.len() {
+                // Every value of `b` lies below this chunk's highest low, and so below every
+                // later chunk's lows.
+                return false;
+            }
+        }
+        false
+    }
 
     /// Values of the first list ranked at a time.
     pub(super) const LANES: usize = 8;
