@@ -6,9 +6,10 @@
 //! block's frequencies, which the cursor decodes anyway, say where a document's positions
 //! start (see [`crate::format::positions`]).
 //!
-//! A phrase of two terms, exact or sloppy, is matched on the decoded chunk's running sums in
-//! place, each term's positions being its sums less a base: copying a stop word's positions
-//! out of the chunk for each candidate cost a tenth of a count's time.
+//! A phrase of two terms whose lists are of like length finds its candidates a block at a
+//! time ([`PhraseNode::for_each_pair_candidate`]), and is matched on the decoded chunk's
+//! running sums in place, each term's positions being its sums less a base: copying a stop
+//! word's positions out of the chunk for each candidate cost a tenth of a count's time.
 
 use std::ops::Range;
 
