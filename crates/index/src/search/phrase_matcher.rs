@@ -18,7 +18,7 @@
 use apcache_codec::Isa;
 
 use super::common_values::count_common_shifted;
-use super::sloppy_pair::{sloppy_pair_freq, within_slop_by_ranks, SloppyPairScratch};
+use super::sloppy_pair::{sloppy_pair_freq, within_slop_by_vectors, SloppyPairScratch};
 use super::sorted_search::count_below;
 
 /// The number of places in a document where each term `i` sits at `offsets[i]` from a common
@@ -217,7 +217,7 @@ fn within_slop(a: &[u32], a_offset: i64, b: &[u32], b_offset: i64, slop: i64) ->
     if b.len() * LOPSIDED < a.len() {
         return near_by_search(b, a, a_offset - b_offset, slop);
     }
-    if let Some(near) = within_slop_by_ranks(a, a_offset, b, b_offset, slop) {
+    if let Some(near) = within_slop_by_vectors(a, a_offset, b, b_offset, slop) {
         return near;
     }
     within_slop_by_merge(a, a_offset, b, b_offset, slop)
@@ -857,7 +857,7 @@ mod tests {
                 .any(|&q| ((i64::from(q) - ob) - (i64::from(p) - oa)).abs() <= slop)
         });
         prop_assert_eq!(within_slop_by_merge(a, oa, b, ob, slop), near);
-        if let Some(by_ranks) = within_slop_by_ranks(a, oa, b, ob, slop) {
+        if let Some(by_ranks) = within_slop_by_vectors(a, oa, b, ob, slop) {
             prop_assert_eq!(by_ranks, near);
         }
         Ok(())
