@@ -21,8 +21,8 @@
 //! sloppy TOP_10 from 9.9-10.0 ms to 8.4 ms on the luceneutil tasks; read one at a time, they
 //! were a third of it.
 //!
-//! Whether a pair occurs within the slop at all ([`within_slop_by_vectors`]) is the same ranking
-//! with an early exit.
+//! Whether a pair occurs within the slop at all ([`within_slop_by_vectors`]) compares each
+//! value of one list with eight of the other at once, and stops at the first near one.
 
 /// An upper bound on the sloppy frequency of two distinct terms whose frequencies in the
 /// document are `freqs`, whatever their positions and the slop.
