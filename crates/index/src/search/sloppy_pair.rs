@@ -88,8 +88,9 @@ pub(super) fn sloppy_pair_freq(
         // `a[i]`, and `ranks[1 + n]` past every value of `b` (no run after the end): each
         // value's rank, the one before and the one after are read as three vectors.
         let whole = n.div_ceil(avx512::LANES) * avx512::LANES;
-        scratch.ranks.clear();
+        // Every value read is written first, or lies in a lane masked off.
         scratch.ranks.resize(1 + whole + avx512::LANES + 1, 0);
+        scratch.ranks[0] = 0;
         // SAFETY: AVX-512 F was detected; `ranks[1..]` holds the short list in whole vectors.
         unsafe { avx512::ranks_below(&scratch.first, &scratch.second, &mut scratch.ranks[1..]) };
         scratch.ranks[1 + n] = scratch.second.len() as u32 + 1;
@@ -219,9 +220,10 @@ mod avx512 {
     /// resolved first, making each rank the number of values of `b` before `a[i]` in the
     /// merge. Then eight values of `a` at a time: the pass into each one's run (when values of
     /// `b` come between it and the value of `a` before) and out of it (when values of `b` come
-    /// before the next), their lengths clamped to the slop's end (`weights` ends with a weight
-    /// of 0 past the slop), their weights looked up, and those within the slop packed into
-    /// `kept` in merge order. The sum adds them in that order, as the sweep does.
+    /// before the next), their lengths clamped to the slop's end (`weights.len() - 1`: the
+    /// table ends with a weight of 0 past the slop), their weights computed as the sweep
+    /// computes them, and those within the slop packed into `kept` in merge order. The sum adds
+    /// them in that order, as the sweep does.
     ///
     /// # Safety
     /// AVX-512 F is available; `ranks` holds `1 + n` rounded up to [`LANES`] plus
@@ -274,6 +276,7 @@ mod avx512 {
         let one = _mm512_set1_epi64(1);
         // Into the run, out of it: the two passes of value `k` go to lanes `2k` and `2k + 1`.
         let interleave = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+        let one_f = _mm512_set1_ps(1.0);
         let mut count = 0usize;
         for i in (0..n).step_by(LANES) {
             let real = lanes_below(n - i);
@@ -307,23 +310,14 @@ mod avx512 {
                 & _mm512_cmplt_epi64_mask(rank, b_len);
             let into = _mm512_mask_blend_epi64(into_there, beyond_lanes, into_length);
             let out = _mm512_mask_blend_epi64(out_there, beyond_lanes, out_length);
-            // SAFETY: every length is at most `beyond`, an index of `weights`.
-            let (into_weight, out_weight) = unsafe {
-                (
-                    _mm512_i64gather_ps::<4>(into, weights.as_ptr()),
-                    _mm512_i64gather_ps::<4>(out, weights.as_ptr()),
-                )
-            };
             let lengths = _mm512_permutex2var_epi32(
                 _mm512_castsi256_si512(_mm512_cvtepi64_epi32(into)),
                 interleave,
                 _mm512_castsi256_si512(_mm512_cvtepi64_epi32(out)),
             );
-            let passes = _mm512_permutex2var_ps(
-                _mm512_castps256_ps512(into_weight),
-                interleave,
-                _mm512_castps256_ps512(out_weight),
-            );
+            // Each weight as the sweep computes it, `1 / (1 + length)`: both divisions are
+            // rounded once, so the same to the bit (and no gather from the table).
+            let passes = _mm512_div_ps(one_f, _mm512_add_ps(one_f, _mm512_cvtepi32_ps(lengths)));
             let within = _mm512_cmpneq_epi32_mask(lengths, _mm512_set1_epi32(beyond as i32));
             // SAFETY: `kept[count..]` holds 16 values: `count` is at most `2 · i`.
             unsafe {
