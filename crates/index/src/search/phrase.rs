@@ -110,9 +110,17 @@ impl<'a> PhraseTerm<'a> {
     /// it, its frequency and the block's total.
     #[inline]
     fn locate(&mut self) -> Result<(usize, usize, usize), IndexError> {
+        self.enter_block()?;
+        Ok(self.place(self.cursor.block_position()))
+    }
+
+    /// Takes the cursor's current block as the one positions are read from: its posting starts
+    /// are computed if it is not already.
+    #[inline]
+    fn enter_block(&mut self) -> Result<(), IndexError> {
         let block = self.cursor.block_index();
-        let (_, freqs, at) = self.cursor.current_block()?;
         if block != self.block {
+            let (_, freqs, _) = self.cursor.current_block()?;
             self.reader.reset();
             self.block = block;
             self.starts.clear();
@@ -124,11 +132,15 @@ impl<'a> PhraseTerm<'a> {
             }));
             self.starts.push(sum);
         }
-        Ok((
-            self.starts[at],
-            freqs[at] as usize,
-            self.starts[freqs.len()],
-        ))
+        Ok(())
+    }
+
+    /// Where posting `at` of the entered block has its values: the values before it, its
+    /// frequency and the block's total.
+    #[inline]
+    fn place(&self, at: usize) -> (usize, usize, usize) {
+        let (before, after) = (self.starts[at], self.starts[at + 1]);
+        (before, after - before, self.starts[self.starts.len() - 1])
     }
 
     /// Moves the cursor to posting `place` of its current (decoded) block, at or after the
@@ -164,7 +176,15 @@ impl<'a> PhraseTerm<'a> {
     /// [`BlockPositionsReader::sums_of`]) and says whether it did; if not, they are to be
     /// copied out by [`Self::load_positions`].
     fn load_sums(&mut self, segment: &SegmentReader) -> Result<bool, IndexError> {
-        let (before, freq, total) = self.locate()?;
+        self.enter_block()?;
+        self.load_sums_at(segment, self.cursor.block_position())
+    }
+
+    /// [`Self::load_sums`] of posting `at` of the entered block ([`Self::enter_block`]),
+    /// wherever the cursor is.
+    #[inline]
+    fn load_sums_at(&mut self, segment: &SegmentReader, at: usize) -> Result<bool, IndexError> {
+        let (before, freq, total) = self.place(at);
         let bytes = self
             .region
             .block(self.block)
@@ -311,7 +331,10 @@ impl<'a> PhraseNode<'a> {
             complete: true,
         };
         if self.candidates_by_blocks() {
-            self.for_each_pair_candidate(|node| node.collect_candidate(bm25, top, &mut tally))?;
+            self.for_each_pair_candidate(|node, places| {
+                node.step_pair_to(places);
+                node.collect_candidate(bm25, top, &mut tally)
+            })?;
             self.doc = NO_MORE_DOCS;
             return Ok((tally.matches, tally.complete));
         }
@@ -398,8 +421,8 @@ impl<'a> PhraseNode<'a> {
     pub fn count(&mut self) -> Result<u64, IndexError> {
         let mut count = 0u64;
         if self.candidates_by_blocks() {
-            self.for_each_pair_candidate(|node| {
-                count += u64::from(node.occurs()?);
+            self.for_each_pair_candidate(|node, places| {
+                count += u64::from(node.pair_occurs_at(places)?);
                 Ok(())
             })?;
             self.doc = NO_MORE_DOCS;
@@ -425,13 +448,15 @@ impl<'a> PhraseNode<'a> {
         intersect::merges(other.doc_freq(), lead.doc_freq())
     }
 
-    /// Calls `visit` on every document both terms of a pair hold, with the cursors on it: the
+    /// Calls `visit` on every document both terms of a pair hold, with the places of its
+    /// postings in the terms' blocks (the terms have entered those blocks, and their cursors
+    /// are at or before the places, see [`Self::step_pair_to`]): the
     /// rarer term's block is intersected with the denser term's blocks eight DIDs against
     /// eight ([`sorted_intersect`]), where a leapfrog of two lists of like density mispredicts
     /// a branch on about every step (on two stop words it was a fifth of a count's time).
     fn for_each_pair_candidate(
         &mut self,
-        mut visit: impl FnMut(&mut Self) -> Result<(), IndexError>,
+        mut visit: impl FnMut(&mut Self, [usize; 2]) -> Result<(), IndexError>,
     ) -> Result<(), IndexError> {
         let (lead, other) = (self.by_cost[0], self.by_cost[1]);
         let isa = Isa::detect();
@@ -470,12 +495,17 @@ impl<'a> PhraseNode<'a> {
                     },
                     isa,
                 );
+                if found.matches > 0 {
+                    self.terms[lead].enter_block()?;
+                    self.terms[other].enter_block()?;
+                }
                 for m in 0..found.matches {
-                    self.terms[lead].step_to(usize::from(in_lead[m]));
-                    self.terms[other].step_to(usize::from(in_other[m]));
+                    let mut places = [0; 2];
+                    places[lead] = usize::from(in_lead[m]);
+                    places[other] = usize::from(in_other[m]);
                     self.doc = docs[m];
                     self.freq = None;
-                    visit(self)?;
+                    visit(self, places)?;
                 }
                 i += found.a_end;
                 // Past the merged DIDs: into the next block if the merge consumed this one.
@@ -485,6 +515,38 @@ impl<'a> PhraseNode<'a> {
             let cursor = &mut self.terms[lead].cursor;
             cursor.consume(lead_start + candidates.len() - cursor.block_position())?;
         }
+    }
+
+    /// Moves the two terms' cursors to postings `places` of their blocks.
+    fn step_pair_to(&mut self, places: [usize; 2]) {
+        for (term, place) in self.terms.iter_mut().zip(places) {
+            term.step_to(place);
+        }
+    }
+
+    /// [`Self::occurs`] for the document at postings `places` of a pair's entered blocks:
+    /// read in place where both documents lie in one decoded chunk, with no cursor moved and
+    /// no block looked up again (a count's candidates are most of a stop word's postings);
+    /// else with the cursors moved there.
+    fn pair_occurs_at(&mut self, places: [usize; 2]) -> Result<bool, IndexError> {
+        let segment = self.segment;
+        if self.matches_pair_in_place()
+            && self.terms[0].load_sums_at(segment, places[0])?
+            && self.terms[1].load_sums_at(segment, places[1])?
+        {
+            let (a, b) = (
+                self.terms[0].positions_and_base(),
+                self.terms[1].positions_and_base(),
+            );
+            if let Some(distance) = self.exact_pair_distance() {
+                return Ok(count_pair_matches(a, b, distance, 1) > 0);
+            }
+            if let Some(occurs) = self.sloppy.as_ref().and_then(|s| s.pair_occurs(a, b)) {
+                return Ok(occurs);
+            }
+        }
+        self.step_pair_to(places);
+        self.occurs()
     }
 
     /// Leapfrogs the cursors, rarest first, to the first DID at least `target` that all hold.
