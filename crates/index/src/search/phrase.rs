@@ -332,8 +332,7 @@ impl<'a> PhraseNode<'a> {
         };
         if self.candidates_by_blocks() {
             self.for_each_pair_candidate(|node, places| {
-                node.step_pair_to(places);
-                node.collect_candidate(bm25, top, &mut tally)
+                node.collect_pair_candidate_at(places, bm25, top, &mut tally)
             })?;
             self.doc = NO_MORE_DOCS;
             return Ok((tally.matches, tally.complete));
@@ -350,6 +349,50 @@ impl<'a> PhraseNode<'a> {
             self.freq = None;
             self.collect_candidate(bm25, top, &mut tally)?;
         }
+    }
+
+    /// [`Self::collect_candidate`] for the document at postings `places` of a pair's entered
+    /// blocks: its bound from the blocks' posting starts, and its positions read in place where
+    /// both documents lie in one decoded chunk, with no cursor moved; else with the cursors
+    /// moved there.
+    fn collect_pair_candidate_at(
+        &mut self,
+        places: [usize; 2],
+        bm25: &Bm25,
+        top: &mut TopK,
+        tally: &mut Tally,
+    ) -> Result<(), IndexError> {
+        if let Some(threshold) = top.threshold() {
+            let freqs = [
+                self.terms[0].place(places[0]).1 as u32,
+                self.terms[1].place(places[1]).1 as u32,
+            ];
+            if self.score_with_freq(bm25, self.freq_bound_of(&freqs)) < threshold {
+                tally.complete = false;
+                return Ok(());
+            }
+        }
+        if top.is_disabled() {
+            tally.matches += u64::from(self.pair_occurs_at(places)?);
+            return Ok(());
+        }
+        let segment = self.segment;
+        let in_place = self.matches_pair_in_place()
+            && self.terms[0].load_sums_at(segment, places[0])?
+            && self.terms[1].load_sums_at(segment, places[1])?;
+        if !in_place {
+            self.step_pair_to(places);
+            return self.collect_candidate(bm25, top, tally);
+        }
+        let freq = self.freq();
+        if freq > 0.0 {
+            tally.matches += 1;
+            top.push(Hit {
+                doc: self.doc,
+                score: self.score_with_freq(bm25, freq),
+            });
+        }
+        Ok(())
     }
 
     /// [`Self::collect_top`]'s step on the document all cursors are on.
@@ -399,22 +442,27 @@ impl<'a> PhraseNode<'a> {
     /// match but the last, and each weighs at most 1; with two distinct terms, see
     /// [`pair_freq_bound`].
     fn freq_bound(&mut self) -> Result<f32, IndexError> {
-        let (mut least, mut sum) = (u32::MAX, 0u64);
-        let mut freqs = [0u32; 2];
-        for (i, term) in self.terms.iter_mut().enumerate() {
-            let freq = term.cursor.freq()?;
-            least = least.min(freq);
-            sum += u64::from(freq);
-            if let Some(slot) = freqs.get_mut(i) {
-                *slot = freq;
-            }
+        if let [first, second] = &mut self.terms[..] {
+            let freqs = [first.cursor.freq()?, second.cursor.freq()?];
+            return Ok(self.freq_bound_of(&freqs));
         }
-        let sweep_moves = (sum + 1).saturating_sub(self.terms.len() as u64);
-        Ok(match self.sloppy {
-            None => least as f32,
-            Some(_) if self.distinct_pair => pair_freq_bound(&freqs),
-            Some(_) => sweep_moves as f32,
-        })
+        let mut freqs = Vec::with_capacity(self.terms.len());
+        for term in &mut self.terms {
+            freqs.push(term.cursor.freq()?);
+        }
+        Ok(self.freq_bound_of(&freqs))
+    }
+
+    /// [`Self::freq_bound`] for the terms' frequencies `freqs`, in phrase order.
+    fn freq_bound_of(&self, freqs: &[u32]) -> f32 {
+        let least = freqs.iter().copied().min().unwrap_or(0);
+        let sum: u64 = freqs.iter().map(|&f| u64::from(f)).sum();
+        let sweep_moves = (sum + 1).saturating_sub(freqs.len() as u64);
+        match (&self.sloppy, freqs) {
+            (None, _) => least as f32,
+            (Some(_), &[first, second]) if self.distinct_pair => pair_freq_bound(&[first, second]),
+            (Some(_), _) => sweep_moves as f32,
+        }
     }
 
     /// The phrase's matches in this segment, counted.
