@@ -385,6 +385,13 @@ impl<'a> PhraseNode<'a> {
             return self.collect_candidate(bm25, top, tally);
         }
         let freq = self.freq();
+        self.push_match(freq, bm25, top, tally);
+        Ok(())
+    }
+
+    /// Counts and pushes the current document into `top` where its phrase frequency `freq`
+    /// says the phrase occurs (above zero).
+    fn push_match(&self, freq: f32, bm25: &Bm25, top: &mut TopK, tally: &mut Tally) {
         if freq > 0.0 {
             tally.matches += 1;
             top.push(Hit {
@@ -392,7 +399,6 @@ impl<'a> PhraseNode<'a> {
                 score: self.score_with_freq(bm25, freq),
             });
         }
-        Ok(())
     }
 
     /// [`Self::collect_top`]'s step on the document all cursors are on.
@@ -426,13 +432,7 @@ impl<'a> PhraseNode<'a> {
             }
             self.freq()
         };
-        if freq > 0.0 {
-            tally.matches += 1;
-            top.push(Hit {
-                doc: self.doc,
-                score: self.score_with_freq(bm25, freq),
-            });
-        }
+        self.push_match(freq, bm25, top, tally);
         Ok(())
     }
 
