@@ -47,6 +47,8 @@ pub(super) struct SloppyPairScratch {
     first: Vec<i64>,
     second: Vec<i64>,
     ranks: Vec<u32>,
+    /// Per eight values of the shorter list, which of them the longer holds too.
+    ties: Vec<u8>,
     /// The weights of the passes within the slop, in merge order.
     kept: Vec<f32>,
 }
@@ -92,7 +94,15 @@ pub(super) fn sloppy_pair_freq(
         scratch.ranks.resize(1 + whole + avx512::LANES + 1, 0);
         scratch.ranks[0] = 0;
         // SAFETY: AVX-512 F was detected; `ranks[1..]` holds the short list in whole vectors.
-        unsafe { avx512::ranks_below(&scratch.first, &scratch.second, &mut scratch.ranks[1..]) };
+        scratch.ties.resize(n.div_ceil(avx512::LANES), 0);
+        unsafe {
+            avx512::ranks_below(
+                &scratch.first,
+                &scratch.second,
+                &mut scratch.ranks[1..],
+                &mut scratch.ties,
+            )
+        };
         scratch.ranks[1 + n] = scratch.second.len() as u32 + 1;
         scratch.kept.resize(2 * whole + 2 * avx512::LANES, 0.0);
         // SAFETY: AVX-512 F was detected; the lists are not empty, `ranks` and `kept` are
@@ -102,6 +112,7 @@ pub(super) fn sloppy_pair_freq(
                 &scratch.first,
                 &scratch.second,
                 &mut scratch.ranks,
+                &scratch.ties,
                 short_wins_start,
                 weights,
                 &mut scratch.kept,
@@ -233,6 +244,7 @@ mod avx512 {
         a: &[i64],
         b: &[i64],
         ranks: &mut [u32],
+        ties: &[u8],
         a_wins_start: bool,
         weights: &[f32],
         kept: &mut [f32],
@@ -243,23 +255,12 @@ mod avx512 {
         debug_assert!(kept.len() >= 2 * whole + 2 * LANES);
         let b_len = _mm512_set1_epi64(b.len() as i64);
         let b_last = _mm512_set1_epi64(b.len() as i64 - 1);
-        // Ties: the value of `b` at a value's rank equal to it. Few values tie, and each
-        // depends on the tie before, so they are resolved one at a time.
+        // Ties: the values of `a` that `b` holds too (found while ranking). Few values tie, and
+        // each depends on the tie before, so they are resolved one at a time.
         let mut previous_b_first = false;
-        for i in (0..n).step_by(LANES) {
-            let real = lanes_below(n - i);
-            // SAFETY: `ranks[1 + i..]` holds a whole vector, and `a[i..]` `real`'s lanes.
-            let (rank, value) = unsafe {
-                (
-                    _mm512_cvtepu32_epi64(_mm256_loadu_si256(ranks.as_ptr().add(1 + i).cast())),
-                    _mm512_maskz_loadu_epi64(real, a.as_ptr().add(i)),
-                )
-            };
-            let inside = _mm512_mask_cmplt_epi64_mask(real, rank, b_len);
-            // SAFETY: the gather reads lanes whose rank is inside `b` only.
-            let at_rank =
-                unsafe { _mm512_mask_i64gather_epi64::<8>(value, inside, rank, b.as_ptr().cast()) };
-            let mut ties = _mm512_mask_cmpeq_epi64_mask(inside, at_rank, value);
+        for (chunk, &equal) in ties.iter().enumerate().take(n.div_ceil(LANES)) {
+            let i = chunk * LANES;
+            let mut ties = equal;
             while ties != 0 {
                 let lane = ties.trailing_zeros() as usize;
                 ties &= ties - 1;
@@ -342,13 +343,16 @@ mod avx512 {
     }
 
     /// Writes to `ranks[i]` the number of values of `b` below `a[i]` (both increasing): eight
-    /// values of `a` at a time, each value of `b` below the eighth compared with all eight.
+    /// values of `a` at a time, each value of `b` below the eighth compared with all eight. Bit
+    /// `k` of `ties[c]` says whether `a[8c + k]` is in `b` too.
     ///
     /// # Safety
-    /// AVX-512 F is available; `ranks` holds `a.len()` rounded up to [`LANES`] values.
+    /// AVX-512 F is available; `ranks` holds `a.len()` rounded up to [`LANES`] values, `ties`
+    /// one per [`LANES`] values of `a`.
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn ranks_below(a: &[i64], b: &[i64], ranks: &mut [u32]) {
+    pub(super) unsafe fn ranks_below(a: &[i64], b: &[i64], ranks: &mut [u32], ties: &mut [u8]) {
         debug_assert!(ranks.len() >= a.len().div_ceil(LANES) * LANES);
+        debug_assert!(ties.len() >= a.len().div_ceil(LANES));
         let mut j = 0usize;
         for (chunk, values) in a.chunks(LANES).enumerate() {
             let real = ((1u32 << values.len()) - 1) as __mmask8;
@@ -356,14 +360,22 @@ mod avx512 {
             let lanes = unsafe { _mm512_maskz_loadu_epi64(real, values.as_ptr()) };
             let highest = values[values.len() - 1];
             let mut counts = _mm512_set1_epi64(j as i64);
+            let mut equal: __mmask8 = 0;
             let one = _mm512_set1_epi64(1);
-            // Every value of `b` below the chunk's highest may be below some of its lanes;
-            // those past it are below none.
+            // Every value of `b` below the chunk's highest may be below some of its lanes, or
+            // equal to one; those past it are below none.
             while let Some(&y) = b.get(j).filter(|&&y| y < highest) {
-                let below = _mm512_cmplt_epi64_mask(_mm512_set1_epi64(y), lanes);
+                let y = _mm512_set1_epi64(y);
+                let below = _mm512_cmplt_epi64_mask(y, lanes);
                 counts = _mm512_mask_add_epi64(counts, below, counts, one);
+                equal |= _mm512_mask_cmpeq_epi64_mask(real, y, lanes);
                 j += 1;
             }
+            // The highest itself may be in `b`: then it is the value the scan stopped at.
+            if b.get(j) == Some(&highest) {
+                equal |= 1 << (values.len() - 1);
+            }
+            ties[chunk] = equal;
             let narrow = _mm512_cvtepi64_epi32(counts);
             // SAFETY: `ranks` holds whole chunks of LANES (the caller's contract).
             unsafe {
