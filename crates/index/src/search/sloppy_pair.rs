@@ -93,8 +93,9 @@ pub(super) fn sloppy_pair_freq(
         // Every value read is written first, or lies in a lane masked off.
         scratch.ranks.resize(1 + whole + avx512::LANES + 1, 0);
         scratch.ranks[0] = 0;
-        // SAFETY: AVX-512 F was detected; `ranks[1..]` holds the short list in whole vectors.
         scratch.ties.resize(n.div_ceil(avx512::LANES), 0);
+        // SAFETY: AVX-512 F was detected; `ranks[1..]` holds the short list in whole vectors,
+        // `ties` one per vector.
         unsafe {
             avx512::ranks_below(
                 &scratch.first,
