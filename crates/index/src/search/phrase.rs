@@ -497,11 +497,11 @@ impl<'a> PhraseNode<'a> {
     }
 
     /// Calls `visit` on every document both terms of a pair hold, with the places of its
-    /// postings in the terms' blocks (the terms have entered those blocks, and their cursors
-    /// are at or before the places, see [`Self::step_pair_to`]): the
-    /// rarer term's block is intersected with the denser term's blocks eight DIDs against
-    /// eight ([`sorted_intersect`]), where a leapfrog of two lists of like density mispredicts
-    /// a branch on about every step (on two stop words it was a fifth of a count's time).
+    /// postings in the terms' blocks, in phrase order (the terms have entered those blocks, and
+    /// their cursors are at or before the places, see [`Self::step_pair_to`]). The rarer
+    /// term's block is intersected with the denser term's blocks eight DIDs against eight
+    /// ([`sorted_intersect`]), where a leapfrog of two lists of like density mispredicts a
+    /// branch on about every step (on two stop words it was a fifth of a count's time).
     fn for_each_pair_candidate(
         &mut self,
         mut visit: impl FnMut(&mut Self, [usize; 2]) -> Result<(), IndexError>,
