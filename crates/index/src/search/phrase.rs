@@ -57,6 +57,9 @@ impl PositionsRegion<'_> {
 /// its postings, and a test of one bit leaves a block stored as a bitset undecoded.
 const MEMBERSHIP_RATIO: u64 = 16;
 
+/// Phrases of up to this many terms keep their per-candidate scratch on the stack.
+const INLINE_TERMS: usize = 16;
+
 /// The matches [`PhraseNode::collect_top`] counted, and whether every candidate was checked.
 struct Tally {
     matches: u64,
@@ -442,15 +445,21 @@ impl<'a> PhraseNode<'a> {
     /// match but the last, and each weighs at most 1; with two distinct terms, see
     /// [`pair_freq_bound`].
     fn freq_bound(&mut self) -> Result<f32, IndexError> {
-        if let [first, second] = &mut self.terms[..] {
-            let freqs = [first.cursor.freq()?, second.cursor.freq()?];
-            return Ok(self.freq_bound_of(&freqs));
+        // On the stack for phrases of up to `INLINE_TERMS` terms: a bound is taken for each
+        // candidate.
+        let mut inline = [0u32; INLINE_TERMS];
+        let mut spilled = Vec::new();
+        let freqs = match inline.get_mut(..self.terms.len()) {
+            Some(freqs) => freqs,
+            None => {
+                spilled.resize(self.terms.len(), 0);
+                &mut spilled[..]
+            }
+        };
+        for (freq, term) in freqs.iter_mut().zip(&mut self.terms) {
+            *freq = term.cursor.freq()?;
         }
-        let mut freqs = Vec::with_capacity(self.terms.len());
-        for term in &mut self.terms {
-            freqs.push(term.cursor.freq()?);
-        }
-        Ok(self.freq_bound_of(&freqs))
+        Ok(self.freq_bound_of(freqs))
     }
 
     /// [`Self::freq_bound`] for the terms' frequencies `freqs`, in phrase order.
@@ -780,9 +789,8 @@ impl<'a> PhraseNode<'a> {
 /// Calls `f` with the terms' positions in the current document, in phrase order, without
 /// allocating for phrases of up to 16 terms.
 fn with_positions<R>(terms: &[PhraseTerm<'_>], f: impl FnOnce(&[&[u32]]) -> R) -> R {
-    const INLINE: usize = 16;
-    if terms.len() <= INLINE {
-        let mut slices: [&[u32]; INLINE] = [&[]; INLINE];
+    if terms.len() <= INLINE_TERMS {
+        let mut slices: [&[u32]; INLINE_TERMS] = [&[]; INLINE_TERMS];
         for (slot, term) in slices.iter_mut().zip(terms) {
             *slot = &term.positions;
         }

@@ -857,8 +857,8 @@ mod tests {
                 .any(|&q| ((i64::from(q) - ob) - (i64::from(p) - oa)).abs() <= slop)
         });
         prop_assert_eq!(within_slop_by_merge(a, oa, b, ob, slop), near);
-        if let Some(by_ranks) = within_slop_by_vectors(a, oa, b, ob, slop) {
-            prop_assert_eq!(by_ranks, near);
+        if let Some(by_vectors) = within_slop_by_vectors(a, oa, b, ob, slop) {
+            prop_assert_eq!(by_vectors, near);
         }
         Ok(())
     }

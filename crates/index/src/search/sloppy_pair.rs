@@ -18,8 +18,7 @@
 //! ties alternates; they are found eight at a time and resolved one by one. The weights within
 //! the slop are packed in merge order and summed in the sweep's order, so the frequency is the
 //! sweep's to the bit (a property test compares them). The passes read eight at a time took
-//! sloppy TOP_10 from 9.9-10.0 ms to 8.4 ms on the luceneutil tasks; read one at a time, they
-//! were a third of it.
+//! the luceneutil sloppy TOP_10 tasks from 9.9-10.0 ms to 8.4 ms.
 //!
 //! Whether a pair occurs within the slop at all ([`within_slop_by_vectors`]) compares each
 //! value of one list with eight of the other at once, and stops at the first near one.
@@ -195,7 +194,7 @@ mod avx512 {
         let width = _mm512_set1_epi64(2 * slop);
         let mut j = 0usize;
         for values in a.chunks(LANES) {
-            let real = ((1u32 << values.len()) - 1) as __mmask8;
+            let real = lanes_below(values.len());
             // SAFETY: the mask reads the chunk's `values.len()` values only.
             let p = unsafe { _mm512_maskz_loadu_epi32(real.into(), values.as_ptr().cast()) };
             let low = _mm512_add_epi64(
@@ -356,7 +355,7 @@ mod avx512 {
         debug_assert!(ties.len() >= a.len().div_ceil(LANES));
         let mut j = 0usize;
         for (chunk, values) in a.chunks(LANES).enumerate() {
-            let real = ((1u32 << values.len()) - 1) as __mmask8;
+            let real = lanes_below(values.len());
             // SAFETY: the mask reads the chunk's `values.len()` values only.
             let lanes = unsafe { _mm512_maskz_loadu_epi64(real, values.as_ptr()) };
             let highest = values[values.len() - 1];
