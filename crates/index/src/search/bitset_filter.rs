@@ -61,14 +61,14 @@ unsafe fn rank_popcnt(words: &[u8], k: u32) -> usize {
 #[inline(always)]
 fn rank_with(words: &[u8], k: u32) -> usize {
     let at = (k / 64) as usize;
-    let below = Rank::default().up_to(words, at);
+    let below: u32 = (0..at).map(|w| word(words, w).count_ones()).sum();
     (below + (word(words, at) & ((1u64 << (k % 64)) - 1)).count_ones()) as usize
 }
 
 /// Keeps those of the increasing `candidates` whose bit is set in `words` (little-endian 64-bit
-/// words, bit `k` for DID `first + k`), writing each to `out` with its origin and place; returns
-/// how many. Candidates below `first` or past the last word are not held. Each output slice
-/// must have room for `candidates.len()` values.
+/// words, bit `k` for DID `first + k`, at most [`MAX_WORDS`] of them read), writing each to
+/// `out` with its origin and place; returns how many. Candidates below `first` or past the
+/// last word are not held. Each output slice must have room for `candidates.len()` values.
 pub fn filter(words: &[u8], first: u32, candidates: &[u32], out: BitMatches<'_>) -> usize {
     #[cfg(target_arch = "x86_64")]
     if has_popcnt() {
@@ -89,51 +89,46 @@ unsafe fn filter_popcnt(
     filter_with(words, first, candidates, out)
 }
 
+/// The most words of a bitset [`filter`] reads: a dense block has at most 128 (the codec
+/// refuses a longer one).
+const MAX_WORDS: usize = 128;
+
 #[inline(always)]
 fn filter_with(words: &[u8], first: u32, candidates: &[u32], out: BitMatches<'_>) -> usize {
-    let words_len = words.len() / 8;
-    let mut rank = Rank::default();
+    let words_len = (words.len() / 8).min(MAX_WORDS);
+    // Candidates below the block's first DID lie in the gap before it: none is held.
+    let below_first = candidates.partition_point(|&doc| doc < first);
+    let offset = out.offset + below_first;
+    let candidates = &candidates[below_first..];
+    let Some(&last) = candidates.last() else {
+        return 0;
+    };
+    // The bits set before each word up to the last candidate's, counted in one loop: walked
+    // from candidate to candidate instead, the count's loop ended at a different word for
+    // each, and the branch predictor missed most of those ends.
+    let last_word = (((last - first) / 64) as usize).min(words_len.saturating_sub(1));
+    let mut before = [0u16; MAX_WORDS];
+    let mut running = 0u16;
+    for (w, count) in before.iter_mut().enumerate().take(last_word + 1) {
+        *count = running;
+        running += word(words, w).count_ones() as u16;
+    }
     let mut found = 0;
     for (j, &doc) in candidates.iter().enumerate() {
-        let Some(k) = doc.checked_sub(first) else {
-            continue;
-        };
+        let k = doc - first;
         let at = (k / 64) as usize;
         if at >= words_len {
             break;
         }
-        let below = rank.up_to(words, at);
         let bits = word(words, at);
         let bit = k % 64;
         // Written whether or not the bit is set: only a set bit keeps them.
         out.docs[found] = doc;
-        out.origin[found] = (out.offset + j) as u16;
-        out.places[found] = (below + (bits & ((1u64 << bit) - 1)).count_ones()) as u16;
+        out.origin[found] = (offset + j) as u16;
+        out.places[found] = before[at] + (bits & ((1u64 << bit) - 1)).count_ones() as u16;
         found += ((bits >> bit) & 1) as usize;
     }
     found
-}
-
-/// Bits set before a word, counted forward from the last word asked about: for a walk over
-/// one bitset with increasing targets.
-#[derive(Debug, Clone, Copy, Default)]
-struct Rank {
-    /// Words counted.
-    word: usize,
-    /// Bits set in them.
-    below: u32,
-}
-
-impl Rank {
-    /// Bits set in the words before word `at` (at least the last word asked about).
-    #[inline(always)]
-    fn up_to(&mut self, words: &[u8], at: usize) -> u32 {
-        while self.word < at {
-            self.below += word(words, self.word).count_ones();
-            self.word += 1;
-        }
-        self.below
-    }
 }
 
 #[cfg(test)]
