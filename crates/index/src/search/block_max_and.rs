@@ -12,9 +12,8 @@
 //!    lead score plus the other clauses' bounds cannot beat the threshold is dropped before
 //!    any other list is searched for it (membership tests cost more than this test, which
 //!    compares saturation keys and computes no score);
-//! 3. each other clause filters the survivors a block of its own at a time, by a vector merge
-//!    with the block (`sorted_intersect`) or, where the block is much denser than the
-//!    survivors in it, by a search per survivor, and notes each match's frequency;
+//! 3. each other clause filters the survivors a block of its own at a time
+//!    ([`clause_filter`]) and notes each match's frequency;
 //! 4. the matches are scored a clause at a time over arrays, in query order, as the
 //!    exhaustive evaluator sums them, so both return the same top k to the bit.
 //!
@@ -22,20 +21,14 @@
 
 use apcache_codec::{Isa, BLOCK_LEN};
 
-use super::bitset_filter::{self, BitMatches};
 use super::bm25::Bm25;
+use super::clause_filter::{self, ClauseMatches};
 use super::lead_filter::{self, LeadPostings, Survivors};
 use super::pruned::{can_beat, clause_stats, excluded, key_floor, lead_floor, Clause, Outcome};
-use super::sorted_intersect::{self, MatchBuffers, Places, OUTPUT_SLACK};
-use super::sorted_search;
+use super::sorted_intersect::OUTPUT_SLACK;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::top_k::{Hit, TopK};
 use crate::IndexError;
-
-/// A block is searched per candidate, not merged, when it holds more than this many DIDs per
-/// candidate (a merge compares every DID; a search costs about a cache line and a few
-/// compares).
-const MERGE_MAX_SPAN: usize = 4;
 
 /// Room past a block's worth of values, for the vector stores of the filters.
 const SLACK: usize = if OUTPUT_SLACK > lead_filter::OUTPUT_SLACK {
@@ -166,7 +159,22 @@ pub(super) fn block_max_and(
             if count == 0 {
                 break;
             }
-            count = filter_clause(&mut c.cursor, &mut window, count, ci)?;
+            let Window {
+                docs,
+                scratch,
+                freqs,
+                origin,
+                places,
+                isa,
+                ..
+            } = &mut window;
+            let kept = ClauseMatches {
+                docs: scratch,
+                origin,
+                places,
+                freqs: &mut freqs[ci * BLOCK_LEN..],
+            };
+            count = clause_filter::filter(&mut c.cursor, &docs[..count], kept, *isa)?;
             window.kept(count, ci, have_inverses);
         }
         if !exclusions.is_empty() && count > 0 {
@@ -227,155 +235,6 @@ fn take_lead_filtered(
         ),
     };
     Ok((taken, kept))
-}
-
-/// Keeps those of the `count` candidates that clause `ci`'s cursor holds, writing them to
-/// `scratch`, where each was to `origin`, and each one's frequency to column `ci`; returns how
-/// many. The candidates are taken a block of the clause at a time.
-fn filter_clause(
-    cursor: &mut TermCursor<'_>,
-    window: &mut Window,
-    count: usize,
-    ci: usize,
-) -> Result<usize, IndexError> {
-    let Window {
-        docs,
-        scratch,
-        freqs,
-        origin,
-        places,
-        isa,
-        ..
-    } = window;
-    let docs = &docs[..count];
-    let column = &mut freqs[ci * BLOCK_LEN..];
-    let mut kept = 0;
-    let mut i = 0;
-    while i < count {
-        if !cursor.seek_block(docs[i]) {
-            break;
-        }
-        // The candidates up to the end of the cursor's block.
-        let block_entry = cursor.current_entry();
-        let group = match block_entry.last_doc.checked_add(1) {
-            Some(past) => sorted_search::count_below(&docs[i..], past, *isa),
-            None => count - i,
-        };
-        let candidates = &docs[i..i + group];
-        // The matches go after those of the blocks before.
-        let (out_docs, out_origin, out_places) = (
-            &mut scratch[kept..],
-            &mut origin[kept..],
-            &mut places[kept..],
-        );
-        let found = if let Some(words) = cursor.dense_words()? {
-            // A block stored as a bitset: a bit test and a rank per candidate, no decoding.
-            // The cursor stays where it is, before every later candidate.
-            let out = BitMatches {
-                docs: out_docs,
-                origin: out_origin,
-                places: out_places,
-                offset: i,
-            };
-            bitset_filter::filter(words, block_entry.first_doc, candidates, out)
-        } else {
-            let isa = *isa;
-            match filter_decoded_block(
-                cursor, candidates, i, out_docs, out_origin, out_places, isa,
-            )? {
-                Some(found) => found,
-                None => break,
-            }
-        };
-        if found > 0 {
-            let range = kept..kept + found;
-            cursor.select_freqs(&places[range.clone()], &mut column[range])?;
-        }
-        kept += found;
-        i += group;
-    }
-    Ok(kept)
-}
-
-/// [`filter_clause`] for a block of the clause that is decoded: moves the cursor to the first
-/// of `candidates` (all at most the block's last DID; the first at index `offset` of the
-/// window's) and writes the matches, their origins and their places in the block from the
-/// start of `scratch`, `origin` and `places`; returns how many, or `None` when the cursor ran
-/// out.
-// Seven parameters: the window's three output columns, split off by the caller.
-#[allow(clippy::too_many_arguments)]
-fn filter_decoded_block(
-    cursor: &mut TermCursor<'_>,
-    candidates: &[u32],
-    offset: usize,
-    scratch: &mut [u32],
-    origin: &mut [u16],
-    places: &mut [u16],
-    isa: Isa,
-) -> Result<Option<usize>, IndexError> {
-    if cursor.advance(candidates[0])? == NO_MORE_DOCS {
-        return Ok(None);
-    }
-    let group = candidates.len();
-    let last = candidates[group - 1];
-    let base = cursor.block_position();
-    let block = cursor.block_rest();
-    // Merge when the block's DIDs up to the last candidate are at most `MERGE_MAX_SPAN`
-    // per candidate: only those are counted, and when there are more, one compare says so.
-    let most = MERGE_MAX_SPAN * group;
-    let merge = block.get(most).is_none_or(|&d| d > last);
-    let found = if merge {
-        let head = &block[..block.len().min(most)];
-        let span = match last.checked_add(1) {
-            Some(past) => sorted_search::count_below(head, past, isa),
-            None => head.len(),
-        };
-        let found = sorted_intersect::intersect(
-            candidates,
-            &block[..span],
-            MatchBuffers {
-                docs: scratch,
-                places: Some(Places {
-                    in_a: origin,
-                    in_b: places,
-                    a_offset: offset as u16,
-                    b_offset: base as u16,
-                }),
-            },
-            isa,
-        );
-        // Past the block's part (`b` consumed first) nothing is in the list.
-        let now = cursor.block_position();
-        cursor.step_within_block((base + span).saturating_sub(1).saturating_sub(now));
-        found.matches
-    } else if let Ok(full) = <&[u32; BLOCK_LEN]>::try_from(cursor.block_docs()) {
-        // Each candidate placed in the full block by its samples, with no branch on the
-        // data (`advance` would gallop, and mispredict about once per candidate).
-        let samples = sorted_search::block_samples(full);
-        let mut found = 0;
-        let mut place = 0;
-        for (j, &doc) in candidates.iter().enumerate() {
-            // The candidate is at most the block's last DID, so its place is in the block.
-            place = sorted_search::count_below_in_block(full, &samples, doc, isa);
-            scratch[found] = doc;
-            origin[found] = (offset + j) as u16;
-            places[found] = place as u16;
-            found += usize::from(full[place.min(BLOCK_LEN - 1)] == doc);
-        }
-        cursor.step_within_block(place.saturating_sub(cursor.block_position()));
-        found
-    } else {
-        let mut found = 0;
-        for (j, &doc) in candidates.iter().enumerate() {
-            let at = cursor.advance(doc)?;
-            scratch[found] = doc;
-            origin[found] = (offset + j) as u16;
-            places[found] = cursor.block_position() as u16;
-            found += usize::from(at == doc);
-        }
-        found
-    };
-    Ok(Some(found))
 }
 
 /// Drops the `count` candidates an excluded term holds, leaving the rest in `scratch` and

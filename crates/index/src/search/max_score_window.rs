@@ -21,8 +21,12 @@
 //! 3. a document that may enter is scored again by summing its clause scores in query order,
 //!    as the exhaustive evaluator sums them, so both return the same top k to the bit.
 
+use apcache_codec::Isa;
+
 use super::bm25::Bm25;
+use super::clause_filter::{self, ClauseMatches};
 use super::pruned::{can_beat, excluded, key_floor, lead_floor, Disjunction};
+use super::sorted_intersect::OUTPUT_SLACK;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::top_k::{Hit, TopK};
 use super::window_accumulator::{WindowAccumulator, WINDOW};
@@ -59,6 +63,33 @@ pub(super) struct MaxScoreWindow {
     matches: Vec<Match>,
     /// Windows where no clause can be pruned are scored whole.
     exhaustive: WindowAccumulator,
+    /// The buffers of a non-essential clause's lookups.
+    lookup: Lookup,
+}
+
+/// What [`MaxScoreWindow::apply_clause`] hands [`clause_filter::filter`]: the matches' DIDs,
+/// and room for those the clause holds (a window's worth and the filters' vector slack).
+struct Lookup {
+    candidates: Vec<u32>,
+    docs: Vec<u32>,
+    origin: Vec<u16>,
+    places: Vec<u16>,
+    freqs: Vec<u32>,
+    isa: Isa,
+}
+
+impl Lookup {
+    fn new() -> Lookup {
+        let room = WINDOW as usize + OUTPUT_SLACK;
+        Lookup {
+            candidates: Vec::with_capacity(WINDOW as usize),
+            docs: vec![0; room],
+            origin: vec![0; room],
+            places: vec![0; room],
+            freqs: vec![0; room],
+            isa: Isa::detect(),
+        }
+    }
 }
 
 /// A match of the window in [`MaxScoreWindow::visit_matches`].
@@ -96,6 +127,7 @@ impl MaxScoreWindow {
             prefix: Vec::with_capacity(clauses),
             matches: Vec::with_capacity(WINDOW as usize),
             exhaustive: WindowAccumulator::new(),
+            lookup: Lookup::new(),
         }
     }
 
@@ -284,7 +316,6 @@ impl MaxScoreWindow {
         top: &mut TopK,
         pruned: &mut bool,
     ) -> Result<u64, IndexError> {
-        let (lengths, bm25) = (query.lengths, query.bm25);
         let threshold = top.threshold();
         let mut offered = 0;
         // Words of the window that hold matches (every clause's marks are in those).
@@ -316,14 +347,7 @@ impl MaxScoreWindow {
                 *pruned |= kept < matches.len();
                 matches.truncate(kept);
                 let ci = self.order[k];
-                let cursor = &mut query.clauses[ci].cursor;
-                for candidate in matches.iter_mut() {
-                    let doc = start + candidate.at;
-                    if cursor.holds_and_stays(doc)? {
-                        let s = score_match(cursor, candidate, doc, lengths, bm25)?;
-                        self.mark(ci, candidate.at, s);
-                    }
-                }
+                self.apply_clause(query, ci, &mut matches, start)?;
             }
             for candidate in matches.iter_mut() {
                 offered += self.finish(query, candidate, start, top, pruned)?;
@@ -334,6 +358,50 @@ impl MaxScoreWindow {
             marks[..used].fill(0);
         }
         Ok(offered)
+    }
+
+    /// Applies non-essential clause `ci` to `matches` (in DID order) all at once
+    /// ([`clause_filter`]): adds its score to each match its list holds, and marks it.
+    fn apply_clause(
+        &mut self,
+        query: &mut Disjunction<'_, '_>,
+        ci: usize,
+        matches: &mut [Match],
+        start: u32,
+    ) -> Result<(), IndexError> {
+        let (lengths, bm25) = (query.lengths, query.bm25);
+        let cursor = &mut query.clauses[ci].cursor;
+        let weight = cursor.weight();
+        let Lookup {
+            candidates,
+            docs,
+            origin,
+            places,
+            freqs,
+            isa,
+        } = &mut self.lookup;
+        candidates.clear();
+        candidates.extend(matches.iter().map(|m| start + m.at));
+        let out = ClauseMatches {
+            docs,
+            origin,
+            places,
+            freqs,
+        };
+        let found = clause_filter::filter(cursor, candidates, out, *isa)?;
+        for (&i, &freq) in origin[..found].iter().zip(&freqs[..found]) {
+            let candidate = &mut matches[usize::from(i)];
+            if candidate.inverse.is_nan() {
+                candidate.inverse = bm25.norm_inverse_of(lengths, start + candidate.at);
+            }
+            // As `TermCursor::score_with_inverse` scores the posting.
+            let s = bm25.score_of_key(weight, Bm25::key_of(freq, candidate.inverse));
+            candidate.score += f64::from(s);
+            let at = candidate.at as usize;
+            self.scores[ci * WINDOW as usize + at] = s;
+            self.held[ci * WORDS + at / 64] |= 1 << (at & 63);
+        }
+        Ok(())
     }
 
     /// Hands `each` the window's matches in DID order, with the essential clauses' summed

@@ -8,6 +8,7 @@ mod bitset_filter;
 mod block_max_and;
 mod bm25;
 mod cancel;
+mod clause_filter;
 mod collection_stats;
 mod common_values;
 mod count;
