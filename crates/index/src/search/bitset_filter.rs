@@ -3,8 +3,9 @@
 //! A frequent term's blocks are often stored as the bitset of their documents
 //! ([`apcache_codec`]'s dense blocks). An intersection that filters candidates through such a
 //! block needs, per candidate, whether its bit is set and, for the frequency, its place in the
-//! block: the number of bits set below it. Both come from the words directly: a bit test and a
-//! running popcount over the words up to the candidate. Decoding the block to its 256 DIDs
+//! block: the number of bits set below it. Both come from the words directly: a bit test, and
+//! the bits set in the words before the candidate's (counted once for all the candidates) and
+//! in its own word below it. Decoding the block to its 256 DIDs
 //! first and searching them costs more than that whenever the candidates are fewer than the
 //! block's documents, which is the case of a conjunction led by its rarest term.
 
@@ -100,13 +101,13 @@ fn filter_with(words: &[u8], first: u32, candidates: &[u32], out: BitMatches<'_>
     let below_first = candidates.partition_point(|&doc| doc < first);
     let offset = out.offset + below_first;
     let candidates = &candidates[below_first..];
-    let Some(&last) = candidates.last() else {
+    let (Some(&last), true) = (candidates.last(), words_len > 0) else {
         return 0;
     };
     // The bits set before each word up to the last candidate's, counted in one loop: walked
     // from candidate to candidate instead, the count's loop ended at a different word for
     // each, and the branch predictor missed most of those ends.
-    let last_word = (((last - first) / 64) as usize).min(words_len.saturating_sub(1));
+    let last_word = (((last - first) / 64) as usize).min(words_len - 1);
     let mut before = [0u16; MAX_WORDS];
     let mut running = 0u16;
     for (w, count) in before.iter_mut().enumerate().take(last_word + 1) {
@@ -135,6 +136,18 @@ fn filter_with(words: &[u8], first: u32, candidates: &[u32], out: BitMatches<'_>
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn no_words_hold_nothing() {
+        let (mut docs, mut origin, mut places) = ([0; 2], [0; 2], [0; 2]);
+        let out = BitMatches {
+            docs: &mut docs,
+            origin: &mut origin,
+            places: &mut places,
+            offset: 0,
+        };
+        assert_eq!(filter(&[], 5, &[5, 9], out), 0);
+    }
 
     proptest! {
         #[test]
