@@ -8,8 +8,8 @@
 //! candidate. The frequencies of the matches are then read at their places, a few selected
 //! without decoding the block's frequencies ([`TermCursor::select_freqs`]). Block-max AND
 //! filters each window's survivors through its clauses this way, and MaxScore applies each
-//! non-essential clause to a window's matches: one at a time, each membership test moved the
-//! cursor, looked its block up again and counted a bitset's bits from its start.
+//! non-essential clause to a window's matches this way: a membership test per candidate
+//! would move the cursor, find its block again and count a bitset's bits from its start.
 
 use apcache_codec::{Isa, BLOCK_LEN};
 
@@ -39,8 +39,8 @@ pub(super) struct ClauseMatches<'o> {
 
 /// Keeps those of the increasing `candidates` (at most `u16::MAX + 1`) that `cursor`'s list
 /// holds, writing each to `out` with its index in `candidates` and its frequency; returns how
-/// many. The cursor ends at or before the last candidate kept, so a later, larger candidate
-/// can still be found.
+/// many. The cursor only moves forward: a later call with larger candidates goes on from
+/// where it is left.
 pub(super) fn filter(
     cursor: &mut TermCursor<'_>,
     candidates: &[u32],
@@ -48,32 +48,28 @@ pub(super) fn filter(
     isa: Isa,
 ) -> Result<usize, IndexError> {
     let ClauseMatches {
-        docs: scratch,
+        docs,
         origin,
         places,
         freqs,
     } = out;
-    let docs = candidates;
-    let count = docs.len();
+    let count = candidates.len();
     let mut kept = 0;
     let mut i = 0;
     while i < count {
-        if !cursor.seek_block(docs[i]) {
+        if !cursor.seek_block(candidates[i]) {
             break;
         }
         // The candidates up to the end of the cursor's block.
         let block_entry = cursor.current_entry();
         let group = match block_entry.last_doc.checked_add(1) {
-            Some(past) => sorted_search::count_below(&docs[i..], past, isa),
+            Some(past) => sorted_search::count_below(&candidates[i..], past, isa),
             None => count - i,
         };
-        let candidates = &docs[i..i + group];
+        let in_block = &candidates[i..i + group];
         // The matches go after those of the blocks before.
-        let (out_docs, out_origin, out_places) = (
-            &mut scratch[kept..],
-            &mut origin[kept..],
-            &mut places[kept..],
-        );
+        let (out_docs, out_origin, out_places) =
+            (&mut docs[kept..], &mut origin[kept..], &mut places[kept..]);
         let found = if let Some(words) = cursor.dense_words()? {
             // A block stored as a bitset: a bit test and a rank per candidate, no decoding.
             // The cursor stays where it is, before every later candidate.
@@ -83,11 +79,10 @@ pub(super) fn filter(
                 places: out_places,
                 offset: i,
             };
-            bitset_filter::filter(words, block_entry.first_doc, candidates, out)
+            bitset_filter::filter(words, block_entry.first_doc, in_block, out)
         } else {
-            match filter_decoded_block(
-                cursor, candidates, i, out_docs, out_origin, out_places, isa,
-            )? {
+            match filter_decoded_block(cursor, in_block, i, out_docs, out_origin, out_places, isa)?
+            {
                 Some(found) => found,
                 None => break,
             }
@@ -107,7 +102,7 @@ pub(super) fn filter(
 /// window's) and writes the matches, their origins and their places in the block from the
 /// start of `scratch`, `origin` and `places`; returns how many, or `None` when the cursor ran
 /// out.
-// Seven parameters: the window's three output columns, split off by the caller.
+// Seven parameters: the three output columns, split off by the caller.
 #[allow(clippy::too_many_arguments)]
 fn filter_decoded_block(
     cursor: &mut TermCursor<'_>,

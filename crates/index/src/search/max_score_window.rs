@@ -307,9 +307,9 @@ impl MaxScoreWindow {
     /// step through the clauses' cursors in turn and take a branch per clause on whether it
     /// may still win, which mispredicts wherever matches fail at different clauses; and each
     /// lookup would find its block again (a bitset's rank counted from its first word). The
-    /// last clause was once applied a match at a time as each was offered, against the
-    /// threshold as it rose: applied with the others, the 3+-word unions as TOP_1000 took
-    /// 692-693 µs against 795-808 (`time_queries`, two alternations), no query class slower.
+    /// last clause too is applied with the others, against the window's first threshold: the
+    /// lookups a threshold rising match by match would spare cost less than looking up one
+    /// match at a time (see `docs/notes/query-speed.md`).
     fn visit_matches(
         &mut self,
         query: &mut Disjunction<'_, '_>,
@@ -320,8 +320,8 @@ impl MaxScoreWindow {
     ) -> Result<u64, IndexError> {
         let threshold = top.threshold();
         let mut offered = 0;
-        // Words of the window that hold matches (every clause's marks are in those).
-        // The matches, with the essential clauses' summed scores.
+        // The matches, with the essential clauses' summed scores, and the words of the window
+        // that hold them (every clause's marks are in those).
         let mut matches = std::mem::take(&mut self.matches);
         matches.clear();
         let used = self.take_matches(&mut matches);
