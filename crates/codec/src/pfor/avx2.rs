@@ -1,6 +1,10 @@
-//! AVX2 patching of exceptions in full vertical blocks: one byte of the exception bitmap
-//! covers one row of eight values, and a permutation chosen by that byte moves the row's high
-//! parts from their packed order into their lanes.
+//! AVX2 patching of exceptions in full vertical blocks.
+//!
+//! In the bitmap form, one byte of the exception bitmap covers one row of eight values, and a
+//! permutation chosen by that byte moves the row's high parts from their packed order into
+//! their lanes. In the VByte form with one-byte high parts (the form most blocks of
+//! frequencies take), the positions' order and the high parts' widths are checked on 32 bytes
+//! at once before the patch.
 
 use std::arch::x86_64::*;
 
@@ -97,4 +101,45 @@ pub(super) unsafe fn patch_aligned(
             _ => patch_width::<4>(bitmap, highs, b, out),
         }
     }
+}
+
+/// [`super::patch_one_byte_highs`] for at most 32 exceptions: the checks on 32 bytes at once
+/// (no loop whose length the count decides, and whose exit the predictor would miss), then the
+/// patch.
+///
+/// # Safety
+/// AVX2 must be available, `1 <= e <= 32`, and `rest` must hold `e + 32` bytes.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn patch_one_byte_highs(
+    rest: &[u8],
+    e: usize,
+    b: u32,
+    out: &mut [u32; BLOCK_LEN],
+) -> bool {
+    debug_assert!((1..=32).contains(&e) && rest.len() >= e + 32);
+    // SAFETY: the caller's contract: `rest` holds `e + 32 >= 33` bytes, so the 32-byte loads at
+    // 0, 1 and `e` read inside it; unaligned loads.
+    let (positions, next, highs) = unsafe {
+        let at = rest.as_ptr();
+        (
+            _mm256_loadu_si256(at as *const __m256i),
+            _mm256_loadu_si256(at.add(1) as *const __m256i),
+            _mm256_loadu_si256(at.add(e) as *const __m256i),
+        )
+    };
+    let first = |count: usize| u32::MAX.checked_shr(32 - count as u32).unwrap_or(0);
+    // Each position below the next (unsigned): out of order where the larger of the two is the
+    // position itself.
+    let not_below = _mm256_cmpeq_epi8(_mm256_max_epu8(positions, next), positions);
+    let out_of_order = _mm256_movemask_epi8(not_below) as u32 & first(e - 1);
+    // A high part of one byte has its top bit clear (a set one continues the VByte).
+    let wide = _mm256_movemask_epi8(highs) as u32 & first(e);
+    if out_of_order | wide != 0 {
+        return false;
+    }
+    let (positions, highs) = rest[..2 * e].split_at(e);
+    for (&p, &h) in positions.iter().zip(highs) {
+        out[usize::from(p)] |= u32::from(h) << b;
+    }
+    true
 }

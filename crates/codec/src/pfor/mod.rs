@@ -363,6 +363,40 @@ fn patch_aligned(
     }
 }
 
+/// Patches a full block's VByte-form exceptions when every high part takes one byte (values
+/// below 128, so each VByte is the byte itself) and `b` leaves room for seven bits: the form
+/// frequencies take. Returns false, having changed nothing, where that does not hold or the
+/// positions are out of order; the general loop then decodes (or rejects) the exceptions.
+#[inline]
+fn patch_one_byte_highs(
+    rest: &[u8],
+    e: usize,
+    b: u32,
+    isa: Isa,
+    out: &mut [u32; BLOCK_LEN],
+) -> bool {
+    if b > 25 {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx2 && e <= 32 && rest.len() >= e + 32 {
+        // SAFETY: AVX2 was detected; `rest` holds `e + 32` bytes.
+        return unsafe { avx2::patch_one_byte_highs(rest, e, b, out) };
+    }
+    let _ = isa;
+    let Some(bytes) = rest.get(..2 * e) else {
+        return false;
+    };
+    let (positions, highs) = bytes.split_at(e);
+    if highs.iter().any(|&h| h >= 0x80) || positions.windows(2).any(|w| w[0] >= w[1]) {
+        return false;
+    }
+    for (&p, &h) in positions.iter().zip(highs) {
+        out[usize::from(p)] |= u32::from(h) << b;
+    }
+    true
+}
+
 /// Decodes a block written by [`encode`]; with `delta = Some(base)` the stored values are gaps
 /// and the prefix sum from `base` is written. Returns the bytes read.
 pub(crate) fn decode(
@@ -445,6 +479,15 @@ pub(crate) fn decode(
                 ));
             }
             pos += unpack_lows(&input[pos..], b, layout, isa, None, out)?.0;
+            if let Ok(full) = <&mut [u32; BLOCK_LEN]>::try_from(&mut *out) {
+                if patch_one_byte_highs(&input[pos..], e, b, isa, full) {
+                    pos += 2 * e;
+                    if let Some(base) = delta {
+                        prefix_sum(base, out, isa);
+                    }
+                    return Ok(pos);
+                }
+            }
             let positions = take(&input[pos..], e)?;
             pos += e;
             let limit = low_mask(32 - b);
@@ -502,6 +545,76 @@ mod tests {
         let mut values = vec![3u32; BLOCK_LEN];
         values[17] = 1 << 20;
         assert!(is_exceptions(plan(&values, true, true)));
+    }
+
+    /// A full block of values below 2 with outliers `high << 1` at `positions`, encoded by the
+    /// SIMD layout (which must take the VByte form), and the values.
+    fn vbyte_block(positions: &[usize], high: u32) -> (Vec<u8>, Vec<u32>) {
+        let mut values: Vec<u32> = (0..BLOCK_LEN as u32).map(|i| (i % 3) & 1).collect();
+        for &p in positions {
+            values[p] = high << 1 | 1;
+        }
+        let mut bytes = Vec::new();
+        encode(&values, Layout::Vertical, true, &mut bytes);
+        assert_eq!(bytes[0] >> 6, MODE_VBYTE, "the block takes the VByte form");
+        (bytes, values)
+    }
+
+    /// Decodes `bytes` alone and with trailing bytes (room for the 32-byte reads of the SIMD
+    /// checks) at every level.
+    fn decode_everywhere(bytes: &[u8]) -> Vec<Result<Vec<u32>, CodecError>> {
+        let mut padded = bytes.to_vec();
+        padded.extend_from_slice(&[0x80; 40]);
+        let mut results = Vec::new();
+        for isa in Isa::all_supported() {
+            for input in [bytes, &padded[..]] {
+                let mut out = vec![0u32; BLOCK_LEN];
+                let decoded = decode(input, Layout::Vertical, isa, None, &mut out);
+                results.push(decoded.map(|read| {
+                    assert_eq!(read, bytes.len(), "{isa:?}: bytes read");
+                    out
+                }));
+            }
+        }
+        results
+    }
+
+    #[test]
+    fn one_byte_exceptions_decode_alike_at_every_level_with_and_without_room() {
+        let many: Vec<usize> = (0..31).map(|i| 3 + 8 * i).collect();
+        for (positions, high) in [
+            (&[0][..], 5),
+            (&[255][..], 127),
+            (
+                &[1, 2, 3, 40, 41, 99, 128, 200, 230, 250, 254, 255][..],
+                100,
+            ),
+            (&many[..], 64),
+            // A high part of two VByte bytes: the general loop patches it.
+            (&[7, 8, 100][..], 1000),
+        ] {
+            let (bytes, values) = vbyte_block(positions, high);
+            for decoded in decode_everywhere(&bytes) {
+                assert_eq!(decoded.as_ref(), Ok(&values), "exceptions at {positions:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn one_byte_exceptions_out_of_order_are_corrupt_at_every_level() {
+        let (bytes, _) = vbyte_block(&[10, 20, 30, 40, 50], 9);
+        let positions_at = 2 + vertical::packed_len(1);
+        assert_eq!(
+            &bytes[positions_at..positions_at + 5],
+            &[10, 20, 30, 40, 50]
+        );
+        for (k, position) in [(4, 40), (3, 55), (0, 20)] {
+            let mut broken = bytes.clone();
+            broken[positions_at + k] = position;
+            for decoded in decode_everywhere(&broken) {
+                assert!(decoded.is_err(), "position {k} set to {position}");
+            }
+        }
     }
 
     #[test]
