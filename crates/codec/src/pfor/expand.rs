@@ -1,6 +1,9 @@
 //! AVX-512 patching of exceptions from a bitmap: sixteen lanes at a time, `vpexpandd` moves
 //! the next high parts (as many as the bitmap's sixteen bits have set) into the lanes the bits
 //! name. The scalar patcher visits each set bit in turn, a loop whose length the data decides.
+//! Full blocks whose high parts take one byte each (the bitmap form of frequencies) are patched
+//! from those bytes directly, widened sixteen at a time, before the AVX2 row patcher, which
+//! takes a table lookup and a permutation for every row of eight.
 
 use std::arch::x86_64::*;
 
@@ -50,5 +53,36 @@ pub(super) unsafe fn patch_from_bitmap(
         }
         // Set bits past `out.len()` take a high part each, as in the scalar patcher.
         next += set.count_ones() as usize;
+    }
+}
+
+/// ORs one-byte high parts, in order from `highs`, shifted left by `b`, into the lanes of a
+/// full block whose bits are set in `bitmap`.
+///
+/// # Safety
+/// The CPU has AVX-512 F and `popcnt`; `highs` holds one byte per set bit of `bitmap` and 16
+/// more.
+#[target_feature(enable = "avx512f,popcnt")]
+pub(super) unsafe fn patch_byte_highs(
+    bitmap: &[u8; 32],
+    highs: &[u8],
+    b: u32,
+    out: &mut [u32; BLOCK_LEN],
+) {
+    let shift = _mm_cvtsi32_si128(b as i32);
+    let mut next = 0usize;
+    for (group, lanes) in out.chunks_exact_mut(16).enumerate() {
+        let mask = u16::from_le_bytes([bitmap[2 * group], bitmap[2 * group + 1]]);
+        // SAFETY: `next` counts the set bits of the groups before, so `next + 16` bytes lie in
+        // `highs` (the caller's contract); the 64-byte load and store cover `lanes`' sixteen
+        // u32. Unaligned loads and stores.
+        unsafe {
+            let bytes = _mm_loadu_si128(highs.as_ptr().add(next).cast());
+            let parts = _mm512_maskz_expand_epi32(mask, _mm512_cvtepu8_epi32(bytes));
+            let at = lanes.as_mut_ptr().cast();
+            let patched = _mm512_or_si512(_mm512_loadu_si512(at), _mm512_sll_epi32(parts, shift));
+            _mm512_storeu_si512(at, patched);
+        }
+        next += mask.count_ones() as usize;
     }
 }

@@ -328,6 +328,18 @@ fn patch_aligned(
     out: &mut [u32],
 ) {
     #[cfg(target_arch = "x86_64")]
+    if isa >= Isa::Avx512 && width == 1 && rest.len() >= len + 16 {
+        if let (Ok(bitmap), Ok(out)) = (
+            <&[u8; 32]>::try_from(bitmap),
+            <&mut [u32; BLOCK_LEN]>::try_from(&mut *out),
+        ) {
+            // SAFETY: AVX-512 F and `popcnt` come with `Isa::Avx512`; `rest` holds the `len`
+            // high parts, one per set bit, and 16 bytes more.
+            unsafe { expand::patch_byte_highs(bitmap, rest, b, out) };
+            return;
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Avx2 {
         if let (Ok(bitmap), Ok(out)) = (
             <&[u8; 32]>::try_from(bitmap),
