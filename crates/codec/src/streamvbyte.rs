@@ -244,6 +244,12 @@ mod x86 {
         unsafe fn decode(self, delta: Option<u32>, isa: Isa) -> (usize, u32) {
             // SAFETY: the caller's.
             unsafe {
+                if isa >= Isa::Avx512 {
+                    return match delta {
+                        Some(carry) => self.quads_avx512::<true>(carry),
+                        None => self.quads_avx512::<false>(0),
+                    };
+                }
                 match (isa >= Isa::Avx2, delta) {
                     (true, Some(carry)) => self.quads_avx2::<true>(carry),
                     (true, None) => self.quads_avx2::<false>(0),
@@ -376,6 +382,36 @@ mod x86 {
         }
     }
 
+    /// [`ones`] with 512-bit vectors: sixteen bytes widened at a time, summed by [`scan16`].
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; the 32 bytes from `data` are readable and the 32 values
+    /// from `out` writable.
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f")]
+    unsafe fn ones_avx512<const DELTA: bool>(
+        data: *const u8,
+        out: *mut u32,
+        carry: __m128i,
+    ) -> __m128i {
+        let mut wide = _mm512_broadcastd_epi32(carry);
+        for k in 0..2 {
+            // SAFETY: bytes `16k..16k + 16` and values `16k..16k + 16` (`k < 2`) are the
+            // caller's; unaligned loads and stores.
+            unsafe {
+                let v = _mm512_cvtepu8_epi32(_mm_loadu_si128(data.add(16 * k).cast()));
+                if DELTA {
+                    let (sums, next) = crate::delta::x86::scan16(v, wide);
+                    _mm512_storeu_si512(out.add(16 * k).cast(), sums);
+                    wide = next;
+                } else {
+                    _mm512_storeu_si512(out.add(16 * k).cast(), v);
+                }
+            }
+        }
+        _mm512_castsi512_si128(wide)
+    }
+
     impl Run {
         /// Decodes the quads, eight at a time from one 64-bit word of control bytes (a word of
         /// zeros is 32 one-byte values). With `DELTA`, the prefix sum starts from `carry`.
@@ -427,21 +463,52 @@ mod x86 {
         /// As [`Run::decode`], for AVX2.
         #[target_feature(enable = "avx2")]
         unsafe fn quads_avx2<const DELTA: bool>(self, carry: u32) -> (usize, u32) {
+            // SAFETY: the caller's; AVX2 is enabled here.
+            unsafe { self.quads_pairs::<DELTA, false>(carry) }
+        }
+
+        /// [`Run::quads_avx2`] with runs of one-byte values widened sixteen at a time in
+        /// 512-bit vectors ([`ones_avx512`]).
+        ///
+        /// # Safety
+        /// As [`Run::decode`], for AVX-512F.
+        #[target_feature(enable = "avx2,avx512f")]
+        unsafe fn quads_avx512<const DELTA: bool>(self, carry: u32) -> (usize, u32) {
+            // SAFETY: the caller's; AVX2 and AVX-512F are enabled here.
+            unsafe { self.quads_pairs::<DELTA, true>(carry) }
+        }
+
+        /// The body of [`Run::quads_avx2`] and [`Run::quads_avx512`], inlined into each so that
+        /// it compiles with their features; `WIDE_ONES` takes the AVX-512 path for one-byte
+        /// runs.
+        ///
+        /// # Safety
+        /// As [`Run::decode`]; AVX2, and AVX-512F where `WIDE_ONES`, are enabled in the caller.
+        #[inline(always)]
+        unsafe fn quads_pairs<const DELTA: bool, const WIDE_ONES: bool>(
+            self,
+            carry: u32,
+        ) -> (usize, u32) {
             let Run {
                 ctrl,
                 data,
                 out,
                 quads,
             } = self;
-            let mut wide = _mm256_set1_epi32(carry as i32);
             let (mut pos, mut q) = (0, 0);
-            let mut carry = _mm256_castsi256_si128(wide);
-            // SAFETY: as in `quads_sse41`; a pair's second quad is the next quad.
+            // SAFETY: as in `quads_sse41`; a pair's second quad is the next quad. The caller
+            // enables AVX2 (and AVX-512F for `WIDE_ONES`), which the intrinsics need.
             unsafe {
+                let mut wide = _mm256_set1_epi32(carry as i32);
+                let mut carry = _mm256_castsi256_si128(wide);
                 while q + 8 <= quads {
                     let keys = ctrl.add(q).cast::<u64>().read_unaligned();
                     if keys == 0 {
-                        carry = ones::<DELTA>(data.add(pos), out.add(4 * q), carry);
+                        carry = if WIDE_ONES {
+                            ones_avx512::<DELTA>(data.add(pos), out.add(4 * q), carry)
+                        } else {
+                            ones::<DELTA>(data.add(pos), out.add(4 * q), carry)
+                        };
                         wide = _mm256_broadcastd_epi32(carry);
                         pos += 32;
                     } else {
@@ -462,8 +529,8 @@ mod x86 {
                     pos += usize::from(TABLES.length[c]);
                     q += 1;
                 }
+                (pos, _mm_cvtsi128_si32(carry) as u32)
             }
-            (pos, _mm_cvtsi128_si32(carry) as u32)
         }
     }
 }
