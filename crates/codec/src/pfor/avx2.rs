@@ -103,19 +103,15 @@ pub(super) unsafe fn patch_aligned(
     }
 }
 
-/// [`super::patch_one_byte_highs`] for at most 32 exceptions: the checks on 32 bytes at once
-/// (no loop whose length the count decides, and whose exit the predictor would miss), then the
-/// patch.
+/// Whether the `e` (at most 32) position bytes at the start of `rest` increase and the `e`
+/// bytes after them are one-byte VBytes (top bit clear): [`super::patch_one_byte_highs`]'s
+/// checks on 32 bytes at once, with no loop whose length the count decides (and whose exit the
+/// predictor would miss).
 ///
 /// # Safety
 /// AVX2 must be available, `1 <= e <= 32`, and `rest` must hold `e + 32` bytes.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn patch_one_byte_highs(
-    rest: &[u8],
-    e: usize,
-    b: u32,
-    out: &mut [u32; BLOCK_LEN],
-) -> bool {
+pub(super) unsafe fn one_byte_exceptions_valid(rest: &[u8], e: usize) -> bool {
     debug_assert!((1..=32).contains(&e) && rest.len() >= e + 32);
     // SAFETY: the caller's contract: `rest` holds `e + 32 >= 33` bytes, so the 32-byte loads at
     // 0, 1 and `e` read inside it; unaligned loads.
@@ -134,12 +130,5 @@ pub(super) unsafe fn patch_one_byte_highs(
     let out_of_order = _mm256_movemask_epi8(not_below) as u32 & first(e - 1);
     // A high part of one byte has its top bit clear (a set one continues the VByte).
     let wide = _mm256_movemask_epi8(highs) as u32 & first(e);
-    if out_of_order | wide != 0 {
-        return false;
-    }
-    let (positions, highs) = rest[..2 * e].split_at(e);
-    for (&p, &h) in positions.iter().zip(highs) {
-        out[usize::from(p)] |= u32::from(h) << b;
-    }
-    true
+    out_of_order | wide == 0
 }

@@ -387,26 +387,62 @@ fn patch_one_byte_highs(
     isa: Isa,
     out: &mut [u32; BLOCK_LEN],
 ) -> bool {
-    if b > 25 {
-        return false;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if isa >= Isa::Avx2 && e <= 32 && rest.len() >= e + 32 {
-        // SAFETY: AVX2 was detected; `rest` holds `e + 32` bytes.
-        return unsafe { avx2::patch_one_byte_highs(rest, e, b, out) };
-    }
-    let _ = isa;
-    let Some(bytes) = rest.get(..2 * e) else {
+    let Some(bytes) = rest.get(..2 * e).filter(|_| b <= 25) else {
         return false;
     };
     let (positions, highs) = bytes.split_at(e);
-    if highs.iter().any(|&h| h >= 0x80) || positions.windows(2).any(|w| w[0] >= w[1]) {
-        return false;
+    let checked_one_by_one =
+        || highs.iter().all(|&h| h < 0x80) && positions.windows(2).all(|w| w[0] < w[1]);
+    #[cfg(target_arch = "x86_64")]
+    let valid = if isa >= Isa::Avx2 && e <= 32 && rest.len() >= e + 32 {
+        // SAFETY: AVX2 was detected; `rest` holds `e + 32` bytes.
+        unsafe { avx2::one_byte_exceptions_valid(rest, e) }
+    } else {
+        checked_one_by_one()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let valid = {
+        let _ = isa;
+        checked_one_by_one()
+    };
+    if valid {
+        for (&p, &h) in positions.iter().zip(highs) {
+            out[usize::from(p)] |= u32::from(h) << b;
+        }
     }
-    for (&p, &h) in positions.iter().zip(highs) {
-        out[usize::from(p)] |= u32::from(h) << b;
+    valid
+}
+
+/// Patches the `e` exceptions of a VByte-form block whose lows are in `out`: `e` position
+/// bytes at `pos` in `input`, then their VByte high parts, each checked. Returns the position
+/// after them.
+fn patch_vbyte(
+    input: &[u8],
+    mut pos: usize,
+    e: usize,
+    b: u32,
+    out: &mut [u32],
+) -> Result<usize, CodecError> {
+    let n = out.len();
+    let positions = take(&input[pos..], e)?;
+    pos += e;
+    let limit = low_mask(32 - b);
+    let mut previous = None;
+    for &p in positions {
+        let i = usize::from(p);
+        if i >= n || previous.is_some_and(|prev| prev >= i) {
+            return Err(CodecError::Corrupt(
+                "pfor exception positions out of order or range",
+            ));
+        }
+        previous = Some(i);
+        let high = read_vbyte(input, &mut pos)?;
+        if high > limit {
+            return Err(CodecError::Corrupt("pfor exception wider than 32 bits"));
+        }
+        out[i] |= high << b;
     }
-    true
+    Ok(pos)
 }
 
 /// Decodes a block written by [`encode`]; with `delta = Some(base)` the stored values are gaps
@@ -491,33 +527,13 @@ pub(crate) fn decode(
                 ));
             }
             pos += unpack_lows(&input[pos..], b, layout, isa, None, out)?.0;
-            if let Ok(full) = <&mut [u32; BLOCK_LEN]>::try_from(&mut *out) {
-                if patch_one_byte_highs(&input[pos..], e, b, isa, full) {
-                    pos += 2 * e;
-                    if let Some(base) = delta {
-                        prefix_sum(base, out, isa);
-                    }
-                    return Ok(pos);
-                }
-            }
-            let positions = take(&input[pos..], e)?;
-            pos += e;
-            let limit = low_mask(32 - b);
-            let mut previous = None;
-            for &p in positions {
-                let i = usize::from(p);
-                if i >= n || previous.is_some_and(|prev| prev >= i) {
-                    return Err(CodecError::Corrupt(
-                        "pfor exception positions out of order or range",
-                    ));
-                }
-                previous = Some(i);
-                let high = read_vbyte(input, &mut pos)?;
-                if high > limit {
-                    return Err(CodecError::Corrupt("pfor exception wider than 32 bits"));
-                }
-                out[i] |= high << b;
-            }
+            let fast = <&mut [u32; BLOCK_LEN]>::try_from(&mut *out)
+                .is_ok_and(|full| patch_one_byte_highs(&input[pos..], e, b, isa, full));
+            pos = if fast {
+                pos + 2 * e
+            } else {
+                patch_vbyte(input, pos, e, b, out)?
+            };
             false
         }
     };

@@ -204,11 +204,18 @@ impl Bm25 {
         self.score_of_key(weight, self.saturation_key(freq, length))
     }
 
+    /// [`Bm25::score`] for a document whose length normalisation is `inverse`
+    /// ([`Bm25::norm_inverse_of`]), for evaluators that score several terms of one document.
+    #[inline]
+    pub fn score_of_inverse(&self, weight: f32, freq: u32, inverse: f32) -> f32 {
+        self.score_of_key(weight, Self::key_of(freq, inverse))
+    }
+
     /// [`Bm25::score`] for the shortest length of norm byte `norm`: a block's bound from the
     /// norm bytes its skip entry keeps, with no length conversion under Lucene's norms.
     #[inline]
     pub fn score_of_norm(&self, weight: f32, freq: u32, norm: u8) -> f32 {
-        self.score_of_key(weight, Self::key_of(freq, self.norm_inverse_of_norm(norm)))
+        self.score_of_inverse(weight, freq, self.norm_inverse_of_norm(norm))
     }
 
     /// The score of a term of weight `weight` for a posting of saturation key `key`

@@ -384,7 +384,7 @@ impl MaxScoreWindow {
                 candidate.inverse = bm25.norm_inverse_of(lengths, start + candidate.at);
             }
             // As `TermCursor::score_with_inverse` scores the posting.
-            let s = bm25.score_of_key(weight, Bm25::key_of(freq, candidate.inverse));
+            let s = bm25.score_of_inverse(weight, freq, candidate.inverse);
             candidate.score += f64::from(s);
             let at = candidate.at as usize;
             self.scores[ci * WINDOW as usize + at] = s;

@@ -722,7 +722,7 @@ impl<'a> TermCursor<'a> {
     #[inline(always)]
     pub fn score_with_inverse(&mut self, bm25: &Bm25, inverse: f32) -> Result<f32, IndexError> {
         let freq = self.freq()?;
-        Ok(bm25.score_of_key(self.weight, Bm25::key_of(freq, inverse)))
+        Ok(bm25.score_of_inverse(self.weight, freq, inverse))
     }
 
     /// Decodes block `block` (after the current one, or the current one) whole, DIDs and

@@ -10,7 +10,6 @@
 //! widened to `f64` and summed from zero, exactly as the exhaustive evaluator sums them, so
 //! the totals are equal to the bit.
 
-use super::bm25::Bm25;
 use super::pruned::{excluded, Disjunction};
 use super::term_cursor::NO_MORE_DOCS;
 use super::top_k::{Hit, TopK};
@@ -54,7 +53,7 @@ impl WindowAccumulator {
                 let inside = docs.partition_point(|&d| d < end);
                 for (&doc, &freq) in docs[..inside].iter().zip(&freqs[..inside]) {
                     let inverse = bm25.norm_inverse_of(lengths, doc);
-                    let score = bm25.score_of_key(weight, Bm25::key_of(freq, inverse));
+                    let score = bm25.score_of_inverse(weight, freq, inverse);
                     let at = (doc - base) as usize;
                     self.sums[at] += f64::from(score);
                     self.matched[at >> 6] |= 1 << (at & 63);
