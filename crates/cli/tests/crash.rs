@@ -121,16 +121,15 @@ fn index_command(input: &Path, out: &Path, extra: &[&str]) -> Command {
     apcache(&args)
 }
 
-/// Runs `apcache args` and returns its standard output and whether it succeeded.
+/// What `apcache ARGS` printed (standard output, then standard error) and whether it succeeded.
 fn output_of(args: &[&str]) -> (String, bool) {
     let output = Command::new(env!("CARGO_BIN_EXE_apcache"))
         .args(args)
         .output()
         .unwrap();
-    (
-        String::from_utf8(output.stdout).unwrap(),
-        output.status.success(),
-    )
+    let mut text = String::from_utf8(output.stdout).unwrap();
+    text.push_str(&String::from_utf8_lossy(&output.stderr));
+    (text, output.status.success())
 }
 
 #[test]
@@ -162,18 +161,30 @@ fn killing_index_leaves_the_last_commit_readable_and_correct() {
             continue;
         }
         partial += 1;
-        // An interrupted build's index says so, in `stats` and in `check` (which passes
-        // unless --strict).
+        // An interrupted build's index says so in `stats`; `check`, `search` and
+        // `serve-stdin` refuse it unless told to accept a partial index.
         let note = format!("incomplete: an interrupted build left {docs} documents");
         let (stats, ok) = output_of(&["stats", out]);
         assert!(ok && stats.starts_with(&note), "{context}: {stats}");
         let (check, ok) = output_of(&["check", out]);
+        assert!(!ok, "{context}: a partial index passed check: {check}");
+        let (check, ok) = output_of(&["check", "--allow-partial", out]);
         assert!(ok, "{context}: {check}");
         assert!(
             check.contains(&format!("warning: MANIFEST: {note}")),
             "{context}: {check}"
         );
-        assert!(!output_of(&["check", "--strict", out]).1, "{context}");
+        assert!(
+            !output_of(&["check", "--allow-partial", "--strict", out]).1,
+            "{context}"
+        );
+        let (search, ok) = output_of(&["search", out, "the"]);
+        assert!(
+            !ok && search.contains("partial index"),
+            "{context}: {search}"
+        );
+        let (search, ok) = output_of(&["search", out, "the", "--allow-partial", "--count"]);
+        assert!(ok && search.contains(&note), "{context}: {search}");
     }
     assert!(
         killed >= 8,

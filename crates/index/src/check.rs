@@ -13,7 +13,7 @@
 //!
 //! Warnings are what leaves the index consistent but deserves attention: an index an
 //! interrupted build left (its manifest says it holds part of its input), and files an
-//! interrupted writer left in the directory (unreferenced `seg_*`, `*.tmp`), which the next
+//! interrupted writer left in the directory (unreferenced segment files, its `*.tmp`), which the next
 //! writer removes.
 
 use std::path::Path;
@@ -37,9 +37,27 @@ pub struct Problem {
     pub what: String,
 }
 
+impl std::fmt::Display for Problem {
+    /// `file: what`, the file named once: many errors already start with it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let named = self
+            .what
+            .strip_prefix(self.file.as_str())
+            .is_some_and(|rest| rest.starts_with([':', ' ']));
+        if named || self.file.is_empty() {
+            f.write_str(&self.what)
+        } else {
+            write!(f, "{}: {}", self.file, self.what)
+        }
+    }
+}
+
 /// What `check` verified and found.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {
+    /// Whether the index is one an interrupted build left, holding part of its input (its
+    /// note is among the warnings). `apcache check` fails on it unless told to accept it.
+    pub partial: bool,
     /// Segments in the manifest.
     pub segments: usize,
     /// Files whose checksums were recomputed.
@@ -90,6 +108,7 @@ pub fn check_index(dir: &Path) -> Result<CheckReport, IndexError> {
         }
     };
     report.segments = manifest.segments.len();
+    report.partial = manifest.build.is_some();
     if let Some(note) = manifest.incomplete_note() {
         report.warnings.push(Problem {
             file: MANIFEST.to_string(),

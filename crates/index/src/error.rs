@@ -51,6 +51,26 @@ pub enum IndexError {
     /// The directory already holds an index and overwriting was not asked for.
     #[error("{0} already holds an index; pass --force to replace it")]
     IndexExists(PathBuf),
+    /// The directory holds files that are not apcache's and no index: a build does not write
+    /// there, so that none of those files is touched.
+    #[error("{dir} is not empty and holds no apcache index (it holds {examples}); index into an empty or new directory")]
+    NotAnIndexDir {
+        /// The directory.
+        dir: PathBuf,
+        /// A few of the files found there.
+        examples: String,
+    },
+    /// The index holds only part of its input: a build was interrupted after committing some
+    /// of it. Readers refuse it unless told to accept a partial index.
+    #[error("{dir} is a partial index: an interrupted build committed {documents} documents of its input ({documents_read} read by then); rebuild it with apcache index --force, or pass --allow-partial to search it as it is")]
+    Partial {
+        /// The index directory.
+        dir: PathBuf,
+        /// Documents committed.
+        documents: u64,
+        /// Documents the build had read when it last committed.
+        documents_read: u64,
+    },
     /// Another process is writing the index (it holds the writer lock).
     #[error("another process is writing the index in {0} (it holds {0}/LOCK)")]
     Locked(PathBuf),

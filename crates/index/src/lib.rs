@@ -8,6 +8,7 @@ pub mod external_ids;
 pub mod fault;
 pub mod format;
 pub mod highlight;
+pub mod index_dir;
 pub mod indexer;
 pub mod ingest;
 pub mod manifest;

@@ -71,6 +71,19 @@ impl Manifest {
         })
     }
 
+    /// Fails with [`IndexError::Partial`] if this is the manifest of an index an interrupted
+    /// build left in `dir`.
+    pub fn check_whole(&self, dir: &Path) -> Result<(), IndexError> {
+        match &self.build {
+            None => Ok(()),
+            Some(progress) => Err(IndexError::Partial {
+                dir: dir.to_path_buf(),
+                documents: self.documents(),
+                documents_read: progress.documents_read,
+            }),
+        }
+    }
+
     /// Documents in all segments.
     pub fn documents(&self) -> u64 {
         self.segments.iter().map(|s| u64::from(s.documents())).sum()
@@ -136,9 +149,11 @@ impl Manifest {
         crate::segment::sync_dir(dir)
     }
 
-    /// The names in `dir` that an interrupted writer leaves behind: files named `seg_*` that
-    /// this manifest does not name (flushed or merged segments never committed, or replaced by
-    /// a merge or a rebuild) and temporary files (`*.tmp`, `MANIFEST.tmp` among them), sorted.
+    /// The names in `dir` that an interrupted writer leaves behind: segment files that this
+    /// manifest does not name (flushed or merged segments never committed, or replaced by a
+    /// merge or a rebuild) and apcache's temporary files (`MANIFEST.tmp`, `seg_*.EXT.tmp`),
+    /// sorted. Only apcache's own names count ([`crate::index_dir::is_own_file`]): a user's
+    /// `notes.tmp` is never a leftover.
     /// While a writer is at work they include the files it is writing.
     pub fn leftovers(&self, dir: &Path) -> Result<Vec<String>, IndexError> {
         let live: std::collections::HashSet<&str> = self
@@ -152,7 +167,9 @@ impl Manifest {
             .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
             .filter_map(|entry| entry.file_name().into_string().ok())
             .filter(|name| {
-                name.starts_with("seg_") && !live.contains(name.as_str()) || name.ends_with(".tmp")
+                crate::index_dir::is_own_temporary(name)
+                    || crate::index_dir::segment_number(name).is_some()
+                        && !live.contains(name.as_str())
             })
             .collect();
         leftovers.sort();

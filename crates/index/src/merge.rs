@@ -413,7 +413,37 @@ pub fn merge_index(
     // Files a killed writer left behind (the lock says no writer is at work).
     manifest.remove_unreferenced(dir)?;
     let number = next_segment_number(&manifest);
-    merge_all(dir, &mut manifest, codec, number, out_dir)
+    let merged = merge_all(dir, &mut manifest, codec, number, out_dir);
+    if merged.is_err() {
+        // What the failed merge wrote (its temporary files, a merged segment no commit names)
+        // is removed now rather than by the next writer, so a full disk is freed.
+        if let Ok(committed) = Manifest::load(dir) {
+            let _ = committed.remove_unreferenced(dir);
+            if let Some(out) = out_dir.filter(|out| *out != dir) {
+                remove_segment_files(out, number, &committed);
+            }
+        }
+    }
+    merged
+}
+
+/// Removes from `dir` the files of segment `number` (written or half-written) unless
+/// `committed` names them.
+fn remove_segment_files(dir: &Path, number: u32, committed: &Manifest) {
+    let named = |name: &str| {
+        committed
+            .segments
+            .iter()
+            .any(|s| s.files.iter().any(|f| f.name == name))
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for name in entries.flatten().filter_map(|e| e.file_name().into_string().ok()) {
+        if crate::index_dir::segment_number(&name) == Some(number) && !named(&name) {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+    }
 }
 
 /// Merges every segment of `manifest` into segment number `number` and commits; does nothing

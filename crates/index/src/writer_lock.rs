@@ -6,7 +6,7 @@
 //! belongs to the open file, so a killed writer releases it with its process and never leaves a
 //! stale lock behind. Readers take no lock: committed files are immutable.
 //!
-//! What a killed writer left (`Manifest::leftovers`: unreferenced `seg_*` files, any `*.tmp`)
+//! What a killed writer left (`Manifest::leftovers`: unreferenced segment files, its `*.tmp`)
 //! is removed by the next writer as soon as it holds the lock: `index` before it builds,
 //! `merge` before it merges.
 

@@ -83,6 +83,13 @@ fn assert_one_of(dir: &Path, states: &[&[String]], context: &str) {
     );
 }
 
+/// A failed writer removed what it wrote: no temporary file and no segment file that the
+/// committed manifest does not name is left for the next writer (the disk it filled is freed).
+fn assert_nothing_left(dir: &Path, context: &str) {
+    let leftovers = Manifest::load(dir).unwrap().leftovers(dir).unwrap();
+    assert!(leftovers.is_empty(), "{context}: left {leftovers:?}");
+}
+
 const FAULTS: [(&str, &str); 4] = [
     (fault::WRITE, "eio"),
     (fault::WRITE, "enospc"),
@@ -127,6 +134,7 @@ fn failed_writes_leave_the_last_commit_intact() {
                         "{context}: the error does not say what failed: {text}"
                     );
                     assert_one_of(&dir, &[&want, &want_new], &context);
+                    assert_nothing_left(&dir, &context);
                 }
                 // The fault point was not reached this many times: the rebuild is whole.
                 Ok(_) => {
@@ -181,6 +189,7 @@ fn a_failed_merge_loses_nothing() {
             // The same documents, in the old segments or (a fault after the commit's rename)
             // in the merged one.
             assert_one_of(&dir, &[&want], &context);
+            assert_nothing_left(&dir, &context);
             if Manifest::load(&dir).unwrap().segments.len() != segments {
                 build(&docs, &dir, true, false).unwrap();
             }
@@ -188,5 +197,38 @@ fn a_failed_merge_loses_nothing() {
     }
     assert!(injected >= 15, "only {injected} merges met a fault");
     eprintln!("merges: {injected} met a fault and lost no document");
+    scenario.teardown();
+}
+
+#[test]
+fn a_failed_first_build_leaves_no_file_behind() {
+    let scenario = fail::FailScenario::setup();
+    let work = tempfile::tempdir().unwrap();
+    let docs = input(work.path(), "docs.tsv", 0, 400);
+    let mut injected = 0;
+    for (point, error) in FAULTS {
+        for at in AT {
+            let context = format!("first build, {point} {error} at call {at}");
+            let dir = work.path().join(format!("index-{injected}-{at}"));
+            fail::cfg(point, &format!("{at}*off->1*return({error})->off")).unwrap();
+            let built = build(&docs, &dir, false, true);
+            fail::remove(point);
+            if built.is_ok() {
+                continue;
+            }
+            injected += 1;
+            match Manifest::load(&dir) {
+                // Nothing committed: the directory the build created is gone.
+                Err(IndexError::NoIndex(_)) => assert!(!dir.exists(), "{context}: {dir:?} left"),
+                // Flushes committed before the fault: a partial index, and nothing else.
+                Ok(manifest) => {
+                    assert!(manifest.leftovers(&dir).unwrap().is_empty(), "{context}");
+                    assert!(check_index(&dir).unwrap().is_clean(), "{context}");
+                }
+                Err(e) => panic!("{context}: {e}"),
+            }
+        }
+    }
+    assert!(injected >= 15, "only {injected} builds met a fault");
     scenario.teardown();
 }

@@ -60,6 +60,9 @@ pub struct ServingConfig {
     /// Place the result cache's heap in the tier (a region of its own, made like the
     /// postings cache's from `tier`, populated before the DRAM limit applies) instead of DRAM.
     pub result_cache_in_tier: bool,
+    /// Serve an index an interrupted build left, which holds only part of its input (refused
+    /// otherwise: its answers would look whole).
+    pub allow_partial: bool,
 }
 
 impl Default for ServingConfig {
@@ -78,6 +81,7 @@ impl Default for ServingConfig {
             cold_start: false,
             result_cache: None,
             result_cache_in_tier: false,
+            allow_partial: false,
         }
     }
 }
@@ -271,6 +275,19 @@ pub fn largest_term_segments(reader: &IndexReader, segment_size: usize) -> Resul
     Ok(most)
 }
 
+/// Opens the index in `dir` for serving, a partial one only if `config` allows it.
+fn open_reader(
+    dir: &Path,
+    config: &ServingConfig,
+    metadata_dir: Option<&Path>,
+) -> Result<IndexReader, IndexError> {
+    if config.allow_partial {
+        IndexReader::open_accepting_partial(dir, LoadMode::Mmap, metadata_dir)
+    } else {
+        IndexReader::open_placed(dir, LoadMode::Mmap, metadata_dir)
+    }
+}
+
 impl ServingStack {
     /// Assembles the stack for the index in `dir`; `progress` hears about the slow steps.
     pub fn assemble(
@@ -279,7 +296,10 @@ impl ServingStack {
         mut progress: impl FnMut(&str),
     ) -> Result<ServingStack, StackError> {
         let mut warnings = Vec::new();
-        let reader = IndexReader::open(dir)?;
+        let reader = open_reader(dir, config, None)?;
+        if let Some(note) = apcache_index::Manifest::load(dir)?.incomplete_note() {
+            warnings.push(format!("{}: {note}", dir.display()));
+        }
 
         if let (true, Some(limit)) = (config.metadata_in_budget, config.memory_limit) {
             let bytes = PlacedMetadata::bytes(dir)?;
@@ -407,11 +427,7 @@ impl ServingStack {
             if config.cold_start || cgroup.is_some() {
                 drop_files()?;
             }
-            let mut reader = IndexReader::open_placed(
-                dir,
-                LoadMode::Mmap,
-                placed.as_ref().map(|p| p.dir.as_path()),
-            )?;
+            let mut reader = open_reader(dir, config, placed.as_ref().map(|p| p.dir.as_path()))?;
             if config.cold_start || cgroup.is_some() {
                 drop_files()?;
             }

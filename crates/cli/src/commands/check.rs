@@ -15,11 +15,14 @@ pub struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
-    /// Fail on warnings too: an index an interrupted build left (incomplete), files an
-    /// interrupted writer left in the directory. Without it they are printed and the check
-    /// passes, since the index is consistent.
+    /// Fail on warnings too: files an interrupted writer left in the directory. Without it
+    /// they are printed and the check passes, since the index is consistent.
     #[arg(long)]
     strict: bool,
+    /// Pass an index that an interrupted build left (it holds only part of its input) if it
+    /// is otherwise sound; without this flag such an index fails the check.
+    #[arg(long)]
+    allow_partial: bool,
 }
 
 /// Runs `apcache check`; fails (non-zero exit) when anything is wrong, or with `--strict`
@@ -32,10 +35,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         for problem in &report.problems {
-            println!("{}: {}", problem.file, problem.what);
+            println!("{problem}");
         }
         for warning in &report.warnings {
-            println!("warning: {}: {}", warning.file, warning.what);
+            println!("warning: {warning}");
         }
         println!(
             "checked {} segments, {} files ({:.1} MB), {} documents, {} terms, {} postings in {:.1} s: {}",
@@ -54,6 +57,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<()> {
             "{} has {} problems",
             args.dir.display(),
             report.problems.len()
+        );
+    }
+    if report.partial && !args.allow_partial {
+        bail!(
+            "{} is a partial index: an interrupted build committed part of its input; rebuild \
+             it with apcache index --force (--allow-partial passes it as it is)",
+            args.dir.display()
         );
     }
     if args.strict && !report.warnings.is_empty() {

@@ -1,12 +1,13 @@
 //! `apcache index`: build an index from documents.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use apcache_index::analyzer::{AnalyzerConfig, Stemming, StopWords};
 use apcache_index::indexer::{build_index, ArenaPlacement, IndexOptions};
-use apcache_index::ingest::{BadLinePolicy, Input, InputFormat, ReaderOptions};
+use apcache_index::ingest::{BadLinePolicy, Input, InputFormat, ReaderOptions, SkippedLine};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -71,10 +72,18 @@ pub struct IndexArgs {
     /// Replace an index already in the output directory.
     #[arg(long)]
     force: bool,
-    /// Print the report as JSON.
+    /// Print the report as JSON (every skipped line among it, with its file, number and
+    /// reason).
     #[arg(long)]
     json: bool,
+    /// Write every skipped input line to this file, one `file:line: reason` per line (the text
+    /// report lists the first 100).
+    #[arg(long, value_name = "FILE")]
+    bad_lines: Option<PathBuf>,
 }
+
+/// How many skipped lines the text report lists; `--json` and `--bad-lines` give all.
+const SHOWN_BAD_LINES: usize = 100;
 
 /// Runs `apcache index`.
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
@@ -102,6 +111,11 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
                 BadLinePolicy::Skip
             },
             max_line_bytes: args.max_document_bytes,
+            max_bad_line_examples: if args.json || args.bad_lines.is_some() {
+                usize::MAX
+            } else {
+                SHOWN_BAD_LINES
+            },
             ..ReaderOptions::default()
         },
         force: args.force,
@@ -140,10 +154,15 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let report =
         report.with_context(|| format!("indexing into {} failed", args.output.display()))?;
+    if let Some(path) = &args.bad_lines {
+        write_bad_lines(path, &report.skipped_lines)
+            .with_context(|| format!("cannot write the bad lines to {}", path.display()))?;
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
+    print_bad_lines(&report.skipped_lines, report.bad_lines, args.bad_lines.as_deref());
     println!(
         "indexed {} documents ({} bad lines skipped) in {:.1} s: {:.0} docs/s, {:.1} MB/s",
         report.documents,
@@ -189,4 +208,28 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         mib(report.peak_rss_bytes)
     );
     Ok(())
+}
+
+/// Writes every skipped line to `path`, one `file:line: reason` per line.
+fn write_bad_lines(path: &std::path::Path, lines: &[SkippedLine]) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for line in lines {
+        writeln!(out, "{line}")?;
+    }
+    out.flush()
+}
+
+/// Lists the first skipped lines on standard error, and says where the rest are.
+fn print_bad_lines(lines: &[SkippedLine], count: u64, file: Option<&std::path::Path>) {
+    for line in lines.iter().take(SHOWN_BAD_LINES) {
+        eprintln!("skipped {line}");
+    }
+    let shown = lines.len().min(SHOWN_BAD_LINES) as u64;
+    if count > shown {
+        let rest = match file {
+            Some(path) => format!("all are in {}", path.display()),
+            None => "--bad-lines FILE lists all, --json too".to_string(),
+        };
+        eprintln!("... and {} more skipped lines ({rest})", count - shown);
+    }
 }

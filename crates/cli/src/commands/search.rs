@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use apcache_cli::options::{QueryArgs, ServingArgs};
+use apcache_cli::options::{open_index, QueryArgs, ServingArgs};
 use apcache_index::external_ids::{ExternalIds, LoadedIds};
 use apcache_index::highlight::{HighlightOptions, Highlighter};
 use apcache_index::plain_query::plain_query;
 use apcache_index::query::{parse_query_with_notes, Query};
-use apcache_index::search::{IndexReader, SearchOptions, SearchResult, Searcher};
+use apcache_index::search::{IndexReader, LoadMode, SearchOptions, SearchResult, Searcher};
 use apcache_index::segment::snippet;
 use apcache_tier::serving::{LiveConfig, LiveRequest, LiveService};
 use apcache_tier::stack::ServingStack;
@@ -27,7 +27,12 @@ pub struct SearchArgs {
     /// Index directory.
     pub(super) dir: PathBuf,
     /// The query (Lucene syntax: words, +required, -prohibited, AND, OR, NOT, parentheses).
-    #[arg(required_unless_present = "topics", conflicts_with = "topics")]
+    /// A query may start with `-` (`'-river'`).
+    #[arg(
+        required_unless_present = "topics",
+        conflicts_with = "topics",
+        allow_hyphen_values = true
+    )]
     query: Option<String>,
     /// Hits to show (per topic with --topics).
     #[arg(short, default_value_t = 10)]
@@ -239,10 +244,10 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let options = args.query_args.options(args.k, args.count);
     let served_mode = args.serving.mode()?;
+    let allow_partial = args.serving.allow_partial;
     let reader = match served_mode {
-        Some(_) => IndexReader::open(&args.dir)
-            .with_context(|| format!("cannot open {}", args.dir.display()))?,
-        None => args.query_args.open(&args.dir)?,
+        Some(_) => open_index(&args.dir, LoadMode::Mmap, allow_partial)?,
+        None => args.query_args.open(&args.dir, allow_partial)?,
     };
     let (query, notes) = if args.topics.parse == Some(topic_run::ParseArg::Plain) {
         (plain_query(&text, &reader.analyzer()), Vec::new())
@@ -287,7 +292,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     let mut hits = hits;
     let mut highlights: Vec<Option<Vec<String>>> = vec![None; hits.len()];
     if args.highlight {
-        let reader = IndexReader::open(&args.dir)
+        let reader = IndexReader::open_accepting_partial(&args.dir, LoadMode::Mmap, None)
             .with_context(|| format!("cannot open the index in {}", args.dir.display()))?;
         let terminal = !args.json && std::io::stdout().is_terminal();
         let options = HighlightOptions {

@@ -32,6 +32,10 @@ pub struct ServeStdinArgs {
     dir: PathBuf,
     #[command(flatten)]
     query_args: QueryArgs,
+    /// Serve an index that an interrupted build left (it holds only part of its input; refused
+    /// without this flag). Its counts are printed.
+    #[arg(long)]
+    allow_partial: bool,
 }
 
 /// What a command asks for: top k and whether to count.
@@ -117,7 +121,7 @@ fn skip_line(input: &mut impl BufRead) -> io::Result<()> {
 
 /// Runs `apcache serve-stdin`.
 pub fn run(args: ServeStdinArgs) -> anyhow::Result<()> {
-    let reader = args.query_args.open(&args.dir)?;
+    let reader = args.query_args.open(&args.dir, args.allow_partial)?;
     let analyzer = reader.analyzer();
     let searcher = Searcher::new(&reader);
     // The limits of `apcache serve`, so that a query set behaves the same on both.

@@ -8,5 +8,5 @@ mod serving;
 pub mod size;
 
 pub use documents::{default_sample, load_documents, read_documents};
-pub use query::{DefaultOp, LoadArg, NormsArg, QueryArgs, ScoringArg};
+pub use query::{open_index, DefaultOp, LoadArg, NormsArg, QueryArgs, ScoringArg};
 pub use serving::{EvictionArg, LoaderArg, ModeArg, ServingArgs, QUEUE_PER_THREAD};

@@ -64,10 +64,9 @@ pub enum LoadArg {
 }
 
 impl QueryArgs {
-    /// Opens the index in `dir` as `--load` says.
-    pub fn open(&self, dir: &std::path::Path) -> anyhow::Result<IndexReader> {
-        IndexReader::open_with(dir, self.load_mode())
-            .with_context(|| format!("cannot open {}", dir.display()))
+    /// Opens the index in `dir` as `--load` says; a partial one only if `allow_partial`.
+    pub fn open(&self, dir: &std::path::Path, allow_partial: bool) -> anyhow::Result<IndexReader> {
+        open_index(dir, self.load_mode(), allow_partial)
     }
 
     /// How to read the index, as `--load` says.
@@ -102,4 +101,25 @@ impl QueryArgs {
             pruning: !self.no_pruning,
         }
     }
+}
+
+/// Opens the index in `dir` read as `load` says. An index an interrupted build left is refused
+/// unless `allow_partial`, and then its counts are printed to standard error.
+pub fn open_index(
+    dir: &std::path::Path,
+    load: LoadMode,
+    allow_partial: bool,
+) -> anyhow::Result<IndexReader> {
+    let opened = if allow_partial {
+        IndexReader::open_accepting_partial(dir, load, None)
+    } else {
+        IndexReader::open_with(dir, load)
+    };
+    let reader = opened.with_context(|| format!("cannot open {}", dir.display()))?;
+    if allow_partial {
+        if let Some(note) = apcache_index::Manifest::load(dir)?.incomplete_note() {
+            eprintln!("warning: {}: {note}", dir.display());
+        }
+    }
+    Ok(reader)
 }

@@ -57,6 +57,10 @@ pub enum LoaderArg {
 /// Serving options (`--mode`, the tier, the cache, the loader, the DRAM budget).
 #[derive(Debug, Clone, Args)]
 pub struct ServingArgs {
+    /// Search an index that an interrupted build left (it holds only part of its input; refused
+    /// without this flag). Its counts are printed.
+    #[arg(long)]
+    pub allow_partial: bool,
     /// How queries reach their postings. Default: hybrid-prefetch with --tier-dir or
     /// --cache-size, else base.
     #[arg(long, value_enum)]
@@ -320,7 +324,11 @@ impl ServingArgs {
             (true, None) => Some(DEFAULT_CACHE_BYTES),
             (true, Some(CacheSize::Bytes(bytes))) => Some(bytes),
             (true, Some(CacheSize::Percent(p))) => {
-                let reader = apcache_index::search::IndexReader::open(index)?;
+                let reader = crate::options::open_index(
+                    index,
+                    apcache_index::search::LoadMode::Mmap,
+                    self.allow_partial,
+                )?;
                 Some(apcache_tier::stack::cache_bytes_for_fraction(
                     &reader,
                     self.segment_size,
@@ -359,6 +367,7 @@ impl ServingArgs {
             cold_start: false,
             result_cache: self.result_cache(index)?,
             result_cache_in_tier: self.result_cache_in_tier,
+            allow_partial: self.allow_partial,
         })
     }
 }

@@ -38,8 +38,9 @@ use apcache_codec::CodecKind;
 use serde::Serialize;
 
 use crate::analyzer::{Analyzer, AnalyzerConfig};
-use crate::ingest::{Document, DocumentReader, Input, ReaderOptions};
-use crate::manifest::{BuildProgress, Manifest, MANIFEST};
+use crate::index_dir::{self, DirContents};
+use crate::ingest::{Document, DocumentReader, Input, ReaderOptions, SkippedLine};
+use crate::manifest::{BuildProgress, Manifest};
 use crate::merge::{merge_all, next_segment_number, MergeReport};
 use crate::writer_lock::WriterLock;
 use crate::IndexError;
@@ -100,6 +101,9 @@ pub struct IndexReport {
     pub documents: u64,
     /// Bad input lines (skipped).
     pub bad_lines: u64,
+    /// The first bad lines, each with its file, line number and reason (as many as
+    /// [`ReaderOptions::max_bad_line_examples`](crate::ingest::ReaderOptions) keeps).
+    pub skipped_lines: Vec<SkippedLine>,
     /// Input bytes (decompressed).
     pub bytes_read: u64,
     /// Segments flushed.
@@ -266,6 +270,54 @@ fn release_freed_memory() {
     }
 }
 
+/// The files a build may have written, to remove when it fails: its temporary files, and the
+/// segments numbered from its first that no commit names, in the index directory and in the
+/// placement directories. A build that created the directory and committed nothing removes
+/// the directory too. Only apcache's own file names are touched ([`index_dir`]).
+struct BuildFiles<'a> {
+    dir: &'a Path,
+    placements: [Option<PathBuf>; 2],
+    first_segment: u32,
+    created_dir: bool,
+}
+
+impl BuildFiles<'_> {
+    /// Removes what the failed build wrote and no commit names. Best effort: a file that
+    /// cannot be removed now is a leftover the next writer removes.
+    fn remove_uncommitted(&self) {
+        let committed = Manifest::load(self.dir).ok();
+        let named: std::collections::HashSet<&str> = committed
+            .iter()
+            .flat_map(|m| &m.segments)
+            .flat_map(|s| s.files.iter().map(|f| f.name.as_str()))
+            .collect();
+        let dirs = std::iter::once(self.dir).chain(self.placements.iter().flatten().map(|d| d.as_path()));
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for name in entries.flatten().filter_map(|e| e.file_name().into_string().ok()) {
+                let ours = index_dir::segment_number(&name)
+                    .is_some_and(|n| n >= self.first_segment && !named.contains(name.as_str()));
+                let temporary = dir == self.dir && index_dir::is_own_temporary(&name);
+                if ours || temporary {
+                    let _ = std::fs::remove_file(dir.join(&name));
+                }
+            }
+        }
+        if self.created_dir && committed.is_none() {
+            remove_created_dir(self.dir);
+        }
+    }
+}
+
+/// Removes a directory this build created and left without an index: its lock file, then the
+/// directory if nothing else is in it.
+fn remove_created_dir(dir: &Path) {
+    let _ = std::fs::remove_file(dir.join(crate::writer_lock::LOCK));
+    let _ = std::fs::remove_dir(dir);
+}
+
 /// What a build finds in its directory.
 enum Previous {
     /// No index: the build commits as it goes.
@@ -278,8 +330,9 @@ enum Previous {
 /// Prepares `dir` (created, its writer lock held) for a new index: finds what it holds (an
 /// index is an error without `force`) and removes what an interrupted writer left there.
 fn prepare_dir(dir: &Path, force: bool) -> Result<Previous, IndexError> {
-    if !dir.join(MANIFEST).exists() {
-        // With no manifest, every segment file is a leftover.
+    // Checked again under the lock: the directory may have changed since.
+    if index_dir::check_writable(dir)? != DirContents::Index {
+        // With no manifest, every segment file is a leftover of a killed build.
         Manifest::new(AnalyzerConfig::default()).remove_unreferenced(dir)?;
         return Ok(Previous::Nothing);
     }
@@ -338,6 +391,10 @@ trait DocumentSource {
     fn bytes_read(&self) -> u64;
     /// Bad input lines skipped.
     fn bad_lines(&self) -> u64;
+    /// The first bad lines skipped.
+    fn skipped_lines(&self) -> Vec<SkippedLine> {
+        Vec::new()
+    }
 }
 
 impl DocumentSource for DocumentReader {
@@ -349,6 +406,9 @@ impl DocumentSource for DocumentReader {
     }
     fn bad_lines(&self) -> u64 {
         self.report().bad_line_count
+    }
+    fn skipped_lines(&self) -> Vec<SkippedLine> {
+        self.report().bad_lines.iter().map(SkippedLine::from).collect()
     }
 }
 
@@ -439,12 +499,77 @@ fn build(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<IndexReport, IndexError> {
     let sampler = crate::memory::MemorySampler::start(Duration::from_millis(10));
+    // Refused before anything is written there, the lock file included.
+    index_dir::check_writable(dir)?;
+    let created_dir = !dir.exists();
     std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
-    let _lock = WriterLock::acquire(dir)?;
-    let previous = prepare_dir(dir, options.force)?;
+    let lock = WriterLock::acquire(dir)?;
+    let previous = match prepare_dir(dir, options.force) {
+        Ok(previous) => previous,
+        Err(e) => {
+            if created_dir {
+                drop(lock);
+                remove_created_dir(dir);
+            }
+            return Err(e);
+        }
+    };
     let first_segment = first_segment_number(dir, &previous)?;
     let flush_dir = placement_dir(dir, options.flush_dir.as_deref())?;
     let merge_dir = placement_dir(dir, options.merge_dir.as_deref())?;
+    let written = BuildFiles {
+        dir,
+        placements: [flush_dir.clone(), merge_dir.clone()],
+        first_segment,
+        created_dir,
+    };
+    let result = build_locked(
+        reader,
+        input,
+        started,
+        dir,
+        options,
+        &mut progress,
+        BuildPlan {
+            previous,
+            first_segment,
+            flush_dir,
+            merge_dir,
+            sampler,
+        },
+    );
+    if result.is_err() {
+        drop(lock);
+        written.remove_uncommitted();
+    }
+    result
+}
+
+/// What a build found and decided before it read its first document.
+struct BuildPlan {
+    previous: Previous,
+    first_segment: u32,
+    flush_dir: Option<PathBuf>,
+    merge_dir: Option<PathBuf>,
+    sampler: crate::memory::MemorySampler,
+}
+
+fn build_locked(
+    reader: &mut dyn DocumentSource,
+    input: &str,
+    started: Instant,
+    dir: &Path,
+    options: &IndexOptions,
+    progress: &mut impl FnMut(u64, u64),
+    plan: BuildPlan,
+) -> Result<IndexReport, IndexError> {
+    let BuildPlan {
+        previous,
+        first_segment,
+        flush_dir,
+        merge_dir,
+        sampler,
+    } = plan;
     let mut manifest = Manifest::new(options.analyzer);
     if let Previous::Index(Some(old)) = &previous {
         manifest.generation = old.generation; // generations only grow
@@ -560,6 +685,7 @@ fn build(
     Ok(IndexReport {
         documents: manifest.documents(),
         bad_lines: reader.bad_lines(),
+        skipped_lines: reader.skipped_lines(),
         bytes_read: reader.bytes_read(),
         segments_flushed,
         segments: manifest.segments.len(),

@@ -31,6 +31,34 @@ pub struct BadLine {
     pub reason: BadLineReason,
 }
 
+/// A skipped line as reports show it: where it is and why, as text.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedLine {
+    /// The input, as it was named (`<stdin>` for standard input).
+    pub file: String,
+    /// Its line number, from 1.
+    pub line: u64,
+    /// Why it is not a document.
+    pub reason: String,
+}
+
+impl From<&BadLine> for SkippedLine {
+    fn from(bad_line: &BadLine) -> SkippedLine {
+        SkippedLine {
+            file: bad_line.file.to_string(),
+            line: bad_line.line,
+            reason: bad_line.reason.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for SkippedLine {
+    /// `file:line: reason`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.reason)
+    }
+}
+
 impl fmt::Display for BadLine {
     /// `file:line: reason`, the form editors and `grep -n` use.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -22,6 +22,17 @@ pub enum IngestError {
          without it they are skipped and counted)"
     )]
     BadLine(BadLine),
+    /// Most lines of an input are not documents: it is not a corpus (a binary, a listing, a
+    /// file in another format).
+    #[error("{input} does not look like documents: {bad_lines} of its first {lines} lines are bad lines; check the file and --format")]
+    NotDocuments {
+        /// The input.
+        input: Input,
+        /// Its bad lines.
+        bad_lines: u64,
+        /// Its lines read.
+        lines: u64,
+    },
     /// An input format name that [`InputFormat`](super::InputFormat) does not know.
     #[error("unknown input format {name:?}: expected auto, tsv, luceneutil or jsonl")]
     UnknownFormat {

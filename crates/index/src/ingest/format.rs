@@ -15,14 +15,13 @@ use super::tab_separated::{self, Layout};
 /// (`FIELDS_HEADER_INDICATOR###...`) is skipped by all but [`InputFormat::JsonLines`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum InputFormat {
-    /// Decided line by line: a line that starts with `{` is JSON; any other line is
-    /// tab-separated, `title<TAB>body` if it has one tab and luceneutil's
-    /// `title<TAB>date<TAB>body` if it has more. A line without a tab is a bad line: in a
-    /// tab-separated corpus it is nearly always the tail of a body cut by a stray newline,
-    /// which should be reported rather than indexed as a document of its own.
-    ///
-    /// A `title<TAB>body` corpus whose bodies may contain tabs, or whose titles may start with
-    /// `{`, should be read as [`InputFormat::Tsv`].
+    /// Detected once per input file from its first document line, never line by line: a
+    /// luceneutil header or a `title<TAB>date<TAB>body` line whose second field is a
+    /// luceneutil date (`30-APR-2012 03:25:17.000`) makes the file [`InputFormat::Luceneutil`],
+    /// a line starting with `{` [`InputFormat::JsonLines`], any other line with a tab
+    /// [`InputFormat::Tsv`] (its body keeps its tabs). Every later line of the file is read in
+    /// that format, and one that does not fit it is a bad line. Lines before the first that
+    /// decides (empty, not UTF-8, without a tab) are bad lines.
     #[default]
     Auto,
     /// `title<TAB>body`; the body runs to the end of the line, tabs included.
@@ -53,14 +52,34 @@ impl InputFormat {
         }
     }
 
-    /// The document on `line` (without its terminator), `None` for a header line.
+    /// The format of a file whose first line that decides is `line` (see
+    /// [`InputFormat::Auto`]); `None` if `line` decides nothing (empty, or no tab and no `{`).
+    pub(crate) fn detect(line: &str) -> Option<InputFormat> {
+        if line.starts_with(tab_separated::LUCENEUTIL_HEADER) {
+            return Some(InputFormat::Luceneutil);
+        }
+        if line.starts_with('{') {
+            return Some(InputFormat::JsonLines);
+        }
+        let (_title, rest) = line.split_once('\t')?;
+        let second = rest.split_once('\t').map(|(field, _)| field);
+        Some(match second {
+            Some(field) if tab_separated::is_luceneutil_date(field) => InputFormat::Luceneutil,
+            _ => InputFormat::Tsv,
+        })
+    }
+
+    /// The document on `line` (without its terminator), `None` for a header line. `Auto`
+    /// reads the line as the format [`InputFormat::detect`] finds in it.
     pub(crate) fn parse_line(self, line: &str) -> Result<Option<Document>, BadLineReason> {
         if line.is_empty() {
             return Err(BadLineReason::Empty);
         }
         match self {
-            InputFormat::Auto if line.starts_with('{') => json_lines::parse(line).map(Some),
-            InputFormat::Auto => tab_separated::parse(line, Layout::ByTabCount),
+            InputFormat::Auto => match InputFormat::detect(line) {
+                Some(format) => format.parse_line(line),
+                None => tab_separated::parse(line, Layout::TitleBody),
+            },
             InputFormat::Tsv => tab_separated::parse(line, Layout::TitleBody),
             InputFormat::Luceneutil => tab_separated::parse(line, Layout::TitleDateBody),
             InputFormat::JsonLines => json_lines::parse(line).map(Some),

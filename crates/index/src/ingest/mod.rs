@@ -44,7 +44,7 @@ mod tab_separated;
 #[cfg(test)]
 mod tests;
 
-pub use bad_line::{BadLine, BadLinePolicy, BadLineReason};
+pub use bad_line::{BadLine, BadLinePolicy, BadLineReason, SkippedLine};
 pub use document::Document;
 pub use error::IngestError;
 pub use format::InputFormat;

@@ -75,6 +75,29 @@ pub struct DocumentReader {
 struct OpenInput {
     input: Input,
     lines: LineReader<Box<dyn BufRead + Send>>,
+    /// The format of its lines: [`ReaderOptions::format`], or under
+    /// [`InputFormat::Auto`] the one its first deciding line showed (`Auto` until then).
+    format: InputFormat,
+    /// Its documents and bad lines so far, to tell a file that is not documents.
+    documents: u64,
+    bad_lines: u64,
+}
+
+/// An input is refused as not documents when more than half of its lines are bad: at its end,
+/// or as soon as this many of its lines have been read.
+const NOT_DOCUMENTS_SAMPLE: u64 = 1000;
+
+impl OpenInput {
+    /// Whether what has been read shows the input is not documents: more bad lines than
+    /// documents, once `ended` or past [`NOT_DOCUMENTS_SAMPLE`] lines. An input without any
+    /// document is left to the caller (an empty input is not an error of the reader).
+    fn not_documents(&self, ended: bool) -> bool {
+        let lines = self.documents + self.bad_lines;
+        self.documents > 0
+            && self.bad_lines > self.documents
+            && (ended || lines >= NOT_DOCUMENTS_SAMPLE)
+            || self.documents == 0 && self.bad_lines >= NOT_DOCUMENTS_SAMPLE
+    }
 }
 
 impl DocumentReader {
@@ -160,7 +183,13 @@ impl DocumentReader {
                         return Ok(None);
                     };
                     let lines = LineReader::new(input.open()?, self.options.max_line_bytes);
-                    self.current.insert(OpenInput { input, lines })
+                    self.current.insert(OpenInput {
+                        input,
+                        lines,
+                        format: self.options.format,
+                        documents: 0,
+                        bad_lines: 0,
+                    })
                 }
             };
             let Some(info) = current
@@ -168,13 +197,17 @@ impl DocumentReader {
                 .next_line(&mut self.line)
                 .map_err(|source| current.input.io_error(source))?
             else {
+                if current.not_documents(true) {
+                    return Err(not_documents(current));
+                }
                 self.current = None;
                 continue;
             };
             self.report.bytes_read += info.bytes;
-            match parse(&self.line, info, &self.options) {
+            match parse(&self.line, info, &self.options, &mut current.format) {
                 Ok(Some(document)) => {
                     self.report.documents += 1;
+                    current.documents += 1;
                     return Ok(Some(document));
                 }
                 Ok(None) => {}
@@ -186,8 +219,12 @@ impl DocumentReader {
                     };
                     let max_examples = self.options.max_bad_line_examples;
                     self.report.record_bad_line(&bad_line, max_examples);
+                    current.bad_lines += 1;
                     if self.options.bad_lines == BadLinePolicy::Reject {
                         return Err(IngestError::BadLine(bad_line));
+                    }
+                    if current.not_documents(false) {
+                        return Err(not_documents(current));
                     }
                 }
             }
@@ -195,12 +232,23 @@ impl DocumentReader {
     }
 }
 
+/// The error for an input most of whose lines are bad.
+fn not_documents(input: &OpenInput) -> IngestError {
+    IngestError::NotDocuments {
+        input: input.input.clone(),
+        bad_lines: input.bad_lines,
+        lines: input.bad_lines + input.documents,
+    }
+}
+
 /// The document on `line`, which [`LineReader::next_line`] described with `info`; `None` for a
-/// header.
+/// header. `format` is the input's: under [`InputFormat::Auto`] it is set by the first line
+/// that shows the input's format.
 fn parse(
     line: &[u8],
     info: LineInfo,
     options: &ReaderOptions,
+    format: &mut InputFormat,
 ) -> Result<Option<Document>, BadLineReason> {
     if info.too_long {
         return Err(BadLineReason::TooLong {
@@ -210,7 +258,12 @@ fn parse(
     let line = std::str::from_utf8(line).map_err(|error| BadLineReason::InvalidUtf8 {
         valid_up_to: error.valid_up_to(),
     })?;
-    options.format.parse_line(line)
+    if *format == InputFormat::Auto {
+        if let Some(detected) = InputFormat::detect(line) {
+            *format = detected;
+        }
+    }
+    format.parse_line(line)
 }
 
 impl Iterator for DocumentReader {

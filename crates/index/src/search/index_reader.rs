@@ -46,12 +46,40 @@ impl IndexReader {
 
     /// Opens the index committed in `dir`, mapping the segments' term metadata and norms
     /// ([`crate::segment::METADATA_FILES`]) from copies in `metadata_dir` when given.
+    ///
+    /// # Errors
+    ///
+    /// Among others [`IndexError::Partial`] for an index an interrupted build left, which
+    /// holds only part of its input: its answers would look whole and be wrong.
+    /// [`IndexReader::open_accepting_partial`] opens one all the same.
     pub fn open_placed(
         dir: &Path,
         mode: LoadMode,
         metadata_dir: Option<&Path>,
     ) -> Result<IndexReader, IndexError> {
+        IndexReader::open_checked(dir, mode, metadata_dir, false)
+    }
+
+    /// [`IndexReader::open_placed`], opening a partial index too (`--allow-partial`): its
+    /// answers cover the documents the interrupted build committed.
+    pub fn open_accepting_partial(
+        dir: &Path,
+        mode: LoadMode,
+        metadata_dir: Option<&Path>,
+    ) -> Result<IndexReader, IndexError> {
+        IndexReader::open_checked(dir, mode, metadata_dir, true)
+    }
+
+    fn open_checked(
+        dir: &Path,
+        mode: LoadMode,
+        metadata_dir: Option<&Path>,
+        accept_partial: bool,
+    ) -> Result<IndexReader, IndexError> {
         let manifest = Manifest::load(dir)?;
+        if !accept_partial {
+            manifest.check_whole(dir)?;
+        }
         let mut segments = manifest
             .segments
             .iter()
