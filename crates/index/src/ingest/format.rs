@@ -122,13 +122,21 @@ mod tests {
     }
 
     #[test]
-    fn auto_tells_json_from_tab_separated_line_by_line() {
-        let json = InputFormat::Auto.parse_line(r#"{"title":"J","body":"b"}"#);
-        assert_eq!(json.unwrap().unwrap().title, "J");
-        let tsv = InputFormat::Auto.parse_line("T\tb");
-        assert_eq!(tsv.unwrap().unwrap().title, "T");
-        let luceneutil = InputFormat::Auto.parse_line("T\tdate\tb");
-        assert_eq!(luceneutil.unwrap().unwrap().body, "b");
+    fn a_line_shows_its_file_s_format() {
+        let detect = InputFormat::detect;
+        assert_eq!(detect(r#"{"title":"J","body":"b"}"#), Some(InputFormat::JsonLines));
+        assert_eq!(detect("T\tb"), Some(InputFormat::Tsv));
+        assert_eq!(detect("T\tdate\tb"), Some(InputFormat::Tsv));
+        let dated = "T\t30-APR-2012 03:25:17.000\tb";
+        assert_eq!(detect(dated), Some(InputFormat::Luceneutil));
+        let header = "FIELDS_HEADER_INDICATOR###\ttitle\ttimestamp\ttext";
+        assert_eq!(detect(header), Some(InputFormat::Luceneutil));
+        assert_eq!(detect("no tab"), None);
+        assert_eq!(detect(""), None);
+        let body = InputFormat::Auto.parse_line("T\tdate\tb").unwrap().unwrap().body;
+        assert_eq!(body, "date\tb");
+        let body = InputFormat::Auto.parse_line(dated).unwrap().unwrap().body;
+        assert_eq!(body, "b");
     }
 
     #[test]

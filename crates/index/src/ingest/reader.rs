@@ -24,6 +24,9 @@ pub struct ReaderOptions {
     /// The longest line accepted, in bytes, terminator excluded; longer lines are bad lines and
     /// are never held in memory whole. Default: 64 MiB.
     pub max_line_bytes: usize,
+    /// Refuse an input most of whose lines are bad ([`IngestError::NotDocuments`]): more bad
+    /// lines than documents at its end, or among its first 1,000 lines. Default: true.
+    pub refuse_non_documents: bool,
 }
 
 impl Default for ReaderOptions {
@@ -33,6 +36,7 @@ impl Default for ReaderOptions {
             bad_lines: BadLinePolicy::Skip,
             max_bad_line_examples: 1000,
             max_line_bytes: 64 << 20,
+            refuse_non_documents: true,
         }
     }
 }
@@ -197,7 +201,7 @@ impl DocumentReader {
                 .next_line(&mut self.line)
                 .map_err(|source| current.input.io_error(source))?
             else {
-                if current.not_documents(true) {
+                if self.options.refuse_non_documents && current.not_documents(true) {
                     return Err(not_documents(current));
                 }
                 self.current = None;
@@ -223,7 +227,7 @@ impl DocumentReader {
                     if self.options.bad_lines == BadLinePolicy::Reject {
                         return Err(IngestError::BadLine(bad_line));
                     }
-                    if current.not_documents(false) {
+                    if self.options.refuse_non_documents && current.not_documents(false) {
                         return Err(not_documents(current));
                     }
                 }

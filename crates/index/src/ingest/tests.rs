@@ -59,6 +59,14 @@ fn read_all(paths: &[&Path], options: ReaderOptions) -> (Vec<Document>, IngestRe
     (documents, reader.into_report())
 }
 
+/// The default options, but reading an input to its end however many of its lines are bad.
+fn accepting_bad_inputs() -> ReaderOptions {
+    ReaderOptions {
+        refuse_non_documents: false,
+        ..ReaderOptions::default()
+    }
+}
+
 fn document(title: &str, body: &str) -> Document {
     Document {
         id: None,
@@ -132,9 +140,13 @@ fn luceneutil_skips_its_header_and_counts_it_as_line_one() {
     };
     assert_eq!(bad_lines(&report), [("lu.txt.gz".to_owned(), 3, too_few)]);
 
-    let (documents, _) = read_all(&[&path], with_format(InputFormat::Auto));
-    assert_eq!(documents.len(), 2);
-    assert_eq!(documents[1], document("no date", "body"));
+    // Detected from the header: the line without a date is a bad line as above.
+    let (documents, report) = read_all(&[&path], with_format(InputFormat::Auto));
+    assert_eq!(
+        documents,
+        [document("Anarchism", "Anarchism is a philosophy.")]
+    );
+    assert_eq!(report.bad_line_count, 1);
 }
 
 #[test]
@@ -166,17 +178,56 @@ fn json_lines_read_ids_titles_and_bodies() {
 }
 
 #[test]
-fn auto_reads_a_mix_of_formats_line_by_line() {
+fn auto_decides_each_file_s_format_from_its_first_line() {
     let dir = TempDir::new().unwrap();
-    let content = "T1\tb1\n{\"title\":\"T2\",\"body\":\"b2\"}\nT3\tdate\tb3\n";
-    let path = write_input(&dir, "mixed.xz", content.as_bytes());
-    let (documents, _) = read_all(&[&path], ReaderOptions::default());
+    // A title<TAB>body file: a later JSON line is a bad line, and a body's tabs are text (its
+    // second field is no date).
+    let tsv = write_input(
+        &dir,
+        "mixed.xz",
+        "T1\tb1\n{\"title\":\"T2\",\"body\":\"b2\"}\nT3\tdate\tb3\n".as_bytes(),
+    );
+    // A JSON-lines file after it is read as JSON lines: the format is the file's own.
+    let json = write_input(&dir, "docs.jsonl", b"{\"title\":\"J\",\"body\":\"j\"}\nT\tb\n");
+    let (documents, report) = read_all(&[&tsv, &json], accepting_bad_inputs());
     let expected = [
         document("T1", "b1"),
-        document("T2", "b2"),
-        document("T3", "b3"),
+        document("T3", "date\tb3"),
+        document("J", "j"),
     ];
     assert_eq!(documents, expected);
+    let lines: Vec<(String, u64)> = bad_lines(&report)
+        .into_iter()
+        .map(|(file, line, _)| (file, line))
+        .collect();
+    assert_eq!(lines, [("mixed.xz".to_owned(), 2), ("docs.jsonl".to_owned(), 2)]);
+}
+
+#[test]
+fn an_input_mostly_of_bad_lines_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let path = write_input(&dir, "listing.txt", b"one\tdocument\nls\ncat\n");
+    let mut listing = reader(&[&path], ReaderOptions::default());
+    assert_eq!(listing.next_document().unwrap(), Some(document("one", "document")));
+    let error = listing.next_document().unwrap_err();
+    assert!(
+        matches!(error, IngestError::NotDocuments { bad_lines: 2, lines: 3, .. }),
+        "{error}"
+    );
+    // Without a document, refused after its first 1,000 lines, not at its end.
+    let text = "no tab\n".repeat(5000);
+    let path = write_input(&dir, "binary.txt", text.as_bytes());
+    let error = reader(&[&path], ReaderOptions::default())
+        .next_document()
+        .unwrap_err();
+    assert!(
+        matches!(error, IngestError::NotDocuments { lines: 1000, .. }),
+        "{error}"
+    );
+    // Half bad is still documents.
+    let path = write_input(&dir, "half.txt", b"A\ta\nbad\n");
+    let (documents, _) = read_all(&[&path], ReaderOptions::default());
+    assert_eq!(documents, [document("A", "a")]);
 }
 
 #[test]
@@ -214,20 +265,19 @@ const BAD_LINES: &[u8] = b"good\t1\n\
 
 fn expected_bad_lines() -> Vec<(String, u64, BadLineReason)> {
     let name = "bad.txt".to_owned();
+    let no_tab = BadLineReason::TooFewFields {
+        expected: 2,
+        found: 1,
+    };
     vec![
         (
             name.clone(),
             2,
             BadLineReason::InvalidUtf8 { valid_up_to: 4 },
         ),
-        (name.clone(), 3, BadLineReason::MissingBody),
-        (
-            name.clone(),
-            4,
-            BadLineReason::InvalidJson {
-                message: "EOF while parsing a string at line 1 column 22".to_owned(),
-            },
-        ),
+        // JSON in a title<TAB>body file (its first line says so) is a line without a tab.
+        (name.clone(), 3, no_tab.clone()),
+        (name.clone(), 4, no_tab.clone()),
         (name.clone(), 5, BadLineReason::Empty),
         (name.clone(), 6, BadLineReason::Empty),
         (
@@ -245,7 +295,7 @@ fn expected_bad_lines() -> Vec<(String, u64, BadLineReason)> {
 fn skipped_bad_lines_are_reported_with_their_line_numbers() {
     let dir = TempDir::new().unwrap();
     let path = write_input(&dir, "bad.txt", BAD_LINES);
-    let (documents, report) = read_all(&[&path], ReaderOptions::default());
+    let (documents, report) = read_all(&[&path], accepting_bad_inputs());
     assert_eq!(documents, [document("good", "1"), document("good", "2")]);
     assert_eq!(bad_lines(&report), expected_bad_lines());
     assert_eq!(report.bad_line_count, 6);
@@ -263,7 +313,7 @@ fn the_report_keeps_a_bounded_number_of_examples_but_counts_all() {
     let path = write_input(&dir, "bad.txt", BAD_LINES);
     let options = ReaderOptions {
         max_bad_line_examples: 2,
-        ..ReaderOptions::default()
+        ..accepting_bad_inputs()
     };
     let (_, report) = read_all(&[&path], options);
     assert_eq!(report.bad_line_count, 6);
@@ -309,13 +359,16 @@ fn crlf_line_ends_and_a_byte_order_mark_are_stripped() {
     let path = write_input(
         &dir,
         "crlf.txt.gz",
-        b"\xef\xbb\xbfA\ta\r\nB\tb\r\n{\"body\":\"c\"}\r\n",
+        b"\xef\xbb\xbfA\ta\r\nB\tb\r\nC\tc\r\n",
     );
     let (documents, report) = read_all(&[&path], ReaderOptions::default());
     assert_eq!(
         documents,
-        [document("A", "a"), document("B", "b"), document("", "c")]
+        [document("A", "a"), document("B", "b"), document("C", "c")]
     );
+    let path = write_input(&dir, "crlf.jsonl", b"\xef\xbb\xbf{\"body\":\"c\"}\r\n");
+    let (documents, _) = read_all(&[&path], ReaderOptions::default());
+    assert_eq!(documents, [document("", "c")]);
     assert_eq!(report.bad_line_count, 0);
 }
 
@@ -427,7 +480,7 @@ proptest! {
     ) {
         let dir = TempDir::new().unwrap();
         let path = write_input(&dir, "random.txt", &bytes);
-        let options = ReaderOptions { format, max_line_bytes, ..ReaderOptions::default() };
+        let options = ReaderOptions { format, max_line_bytes, ..accepting_bad_inputs() };
         let (documents, report) = read_all(&[&path], options);
         let lines = bytes.split(|&byte| byte == b'\n').count()
             - usize::from(bytes.is_empty() || bytes.ends_with(b"\n"));
@@ -436,9 +489,25 @@ proptest! {
         prop_assert_eq!(report.bytes_read, bytes.len() as u64);
 
         let rejecting = ReaderOptions { bad_lines: BadLinePolicy::Reject, ..options };
-        let mut reader = reader(&[&path], rejecting);
-        let until_error = reader.by_ref().take_while(Result::is_ok).count();
+        let until_error = reader(&[&path], rejecting).take_while(Result::is_ok).count();
         prop_assert!(until_error as u64 <= report.documents);
+
+        // Refusing inputs that are not documents: the reader stops with that error exactly
+        // when bad lines outnumber the documents.
+        let refusing = ReaderOptions { refuse_non_documents: true, ..options };
+        let result: Result<Vec<_>, _> = reader(&[&path], refusing).collect();
+        let mostly_bad = report.documents > 0 && report.bad_line_count > report.documents
+            || report.documents == 0 && report.bad_line_count >= 1000;
+        match result {
+            Ok(read) => {
+                prop_assert!(!mostly_bad);
+                prop_assert_eq!(read, documents);
+            }
+            Err(error) => {
+                prop_assert!(mostly_bad, "{}", error);
+                prop_assert!(matches!(error, IngestError::NotDocuments { .. }), "{}", error);
+            }
+        }
     }
 
     #[test]
