@@ -207,6 +207,13 @@ fn an_interrupted_build_is_marked_incomplete() {
     assert!(manifest.incomplete_note().unwrap().starts_with(&note));
     let check = check_index(&index).unwrap();
     assert!(check.is_clean(), "{:?}", check.problems);
+    assert!(check.partial);
+    // Readers refuse it: its answers would look whole.
+    let refused = apcache_index::search::IndexReader::open(&index).err().unwrap();
+    assert!(
+        matches!(refused, IndexError::Partial { documents, .. } if documents == manifest.documents()),
+        "{refused}"
+    );
     assert!(
         check.warnings.iter().any(|w| w.what.starts_with(&note)),
         "{:?}",
@@ -231,11 +238,13 @@ fn leftovers_are_reported_by_check_and_removed_by_the_next_writer() {
         "seg_000099.dict",
         "seg_000099.post.tmp",
         "seg_000100.store",
-        "notes.tmp",
     ];
     for name in leftovers {
         std::fs::write(index.join(name), b"left by a killed writer").unwrap();
     }
+    // A user's file beside the index, with a name like a temporary file's: never apcache's.
+    let notes = index.join("notes.tmp");
+    std::fs::write(&notes, b"the user's").unwrap();
     let check = check_index(&index).unwrap();
     assert!(check.is_clean(), "{:?}", check.problems);
     let mut warned: Vec<&str> = check.warnings.iter().map(|w| w.file.as_str()).collect();
@@ -244,16 +253,19 @@ fn leftovers_are_reported_by_check_and_removed_by_the_next_writer() {
     expected.sort();
     assert_eq!(warned, expected);
 
-    // `merge` is a writer: it removes them all.
+    // `merge` is a writer: it removes them all, and not the user's file.
     apcache_index::merge::merge_index(&index, None, None).unwrap();
     assert_eq!(Manifest::load(&index).unwrap().segments.len(), 1);
+    std::fs::remove_file(&notes).unwrap();
     assert_only_committed(&index);
 
     // So does a build (forced, over the index), and one into a directory without a manifest.
     for name in leftovers {
         std::fs::write(index.join(name), b"left by a killed writer").unwrap();
     }
+    std::fs::write(&notes, b"the user's").unwrap();
     build(&input, &index, &options(true, false)).unwrap();
+    std::fs::remove_file(&notes).unwrap();
     assert_only_committed(&index);
     assert!(check_index(&index).unwrap().warnings.is_empty());
     assert_ne!(
@@ -265,6 +277,14 @@ fn leftovers_are_reported_by_check_and_removed_by_the_next_writer() {
     for name in leftovers {
         std::fs::write(index.join(name), b"left by a killed writer").unwrap();
     }
+    // Without a manifest, a user's file makes it a directory that is not an index: refused,
+    // and nothing in it removed.
+    std::fs::write(&notes, b"the user's").unwrap();
+    let before = listing(&index);
+    let refused = build(&input, &index, &options(false, false)).unwrap_err();
+    assert!(matches!(refused, IndexError::NotAnIndexDir { .. }), "{refused}");
+    assert_eq!(listing(&index), before);
+    std::fs::remove_file(&notes).unwrap();
     build(&input, &index, &options(false, false)).unwrap();
     assert_only_committed(&index);
 }
@@ -295,8 +315,9 @@ fn a_rebuild_removes_the_old_segments_placed_outside_the_index() {
 fn answers(index: &Path) -> Vec<String> {
     use apcache_index::analyzer::Analyzer;
     use apcache_index::query::{parse_query, DefaultOperator};
-    use apcache_index::search::{IndexReader, SearchOptions, Searcher};
-    let reader = IndexReader::open(index).unwrap();
+    use apcache_index::search::{IndexReader, LoadMode, SearchOptions, Searcher};
+    // An interrupted build's segments are compared too: accept a partial index.
+    let reader = IndexReader::open_accepting_partial(index, LoadMode::Mmap, None).unwrap();
     let searcher = Searcher::new(&reader);
     let analyzer = Analyzer::english();
     let options = SearchOptions {
