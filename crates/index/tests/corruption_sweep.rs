@@ -45,28 +45,48 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// A small one-segment index of the sample's first documents.
-fn build(dir: &Path) -> PathBuf {
+/// A small index of the sample's first `documents` documents: one segment, or with
+/// `segments` the unmerged segments of small flushes.
+fn build(dir: &Path, documents: usize, segmented: bool) -> PathBuf {
     let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/enwiki-sample.tsv");
     let text = std::fs::read_to_string(sample).unwrap();
-    let head: String = text.lines().take(120).map(|l| format!("{l}\n")).collect();
+    let head: String = text
+        .lines()
+        .take(documents)
+        .map(|l| format!("{l}\n"))
+        .collect();
     let input = dir.join("input.tsv");
     std::fs::write(&input, head).unwrap();
     let index = dir.join("index");
-    build_index(
-        vec![Input::from_arg(input)],
-        &index,
-        &IndexOptions::default(),
-        |_, _| {},
-    )
-    .unwrap();
+    let options = if segmented {
+        IndexOptions {
+            threads: 1,
+            batch_docs: 40,
+            memory_budget: 1 << 20,
+            merge: false,
+            ..IndexOptions::default()
+        }
+    } else {
+        IndexOptions::default()
+    };
+    build_index(vec![Input::from_arg(input)], &index, &options, |_, _| {}).unwrap();
     index
+}
+
+/// How much of the index [`answers`] reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    /// The queries, every term's postings and every stored document.
+    Everything,
+    /// The queries and their top hits' stored documents (an index too large to read whole
+    /// after every flip).
+    Queries,
 }
 
 /// Each query's answer (total and hits), every term's postings as the query path reads them
 /// (its metadata and postings verified on first use) and every stored document, or the
 /// error, printed.
-fn answers(index: &Path) -> Vec<Result<String, String>> {
+fn answers(index: &Path, reads: Reads) -> Vec<Result<String, String>> {
     let reader = match IndexReader::open(index) {
         Ok(reader) => reader,
         Err(e) => return vec![Err(e.to_string())],
@@ -88,13 +108,26 @@ fn answers(index: &Path) -> Vec<Result<String, String>> {
                 ..SearchOptions::default()
             },
         ] {
-            out.push(
-                searcher
-                    .search(&query, &options)
-                    .map(|r| format!("{text}: {} {:?}", r.total_hits, r.hits))
-                    .map_err(|e| e.to_string()),
-            );
+            let answer = searcher
+                .search(&query, &options)
+                .map_err(|e| e.to_string())
+                .and_then(|r| {
+                    let mut line = format!("{text}: {} {:?}", r.total_hits, r.hits);
+                    if reads == Reads::Queries {
+                        // The hits' stored documents belong to the answer.
+                        for hit in &r.hits {
+                            let (segment, local) = reader.locate(hit.doc).ok_or("no segment")?;
+                            let document = segment.stored(local).map_err(|e| e.to_string())?;
+                            line.push_str(&format!(" | {}: {}", document.title, document.body));
+                        }
+                    }
+                    Ok(line)
+                });
+            out.push(answer);
         }
+    }
+    if reads == Reads::Queries {
+        return out;
     }
     for segment in reader.segments() {
         let mut terms = segment.dictionary().stream();
@@ -151,58 +184,107 @@ struct Tally {
 #[test]
 fn every_flipped_byte_is_found_by_check_and_never_gives_a_wrong_answer() {
     let work = tempfile::tempdir().unwrap();
-    let index = build(work.path());
-    assert!(check_index(&index).unwrap().is_clean());
-    let sound = answers(&index);
+    let index = build(work.path(), 120, false);
+    let spread = env_usize("APCACHE_SWEEP_POSITIONS", 24);
+    let edge = env_usize("APCACHE_SWEEP_EDGE", 8);
+    sweep(&index, Some(8), Reads::Everything, |len| positions(len, spread, edge));
+}
+
+#[test]
+fn flips_in_an_index_of_several_segments_are_found_and_never_answered() {
+    let work = tempfile::tempdir().unwrap();
+    let index = build(work.path(), 200, true);
+    let segments = apcache_index::Manifest::load(&index).unwrap().segments.len();
+    assert!(segments >= 3, "{segments} segments");
+    let spread = env_usize("APCACHE_SWEEP_POSITIONS", 24) / 3;
+    let edge = env_usize("APCACHE_SWEEP_EDGE", 8) / 2;
+    sweep(&index, None, Reads::Everything, |len| positions(len, spread, edge));
+}
+
+/// Flips `APCACHE_SWEEP_FLIPS` (default 200) bytes at random places of the index in
+/// `APCACHE_SWEEP_INDEX` (one at a time, each restored after), running `check` and the
+/// queries after each; without the variable it does nothing. For large indexes, such as the
+/// four corpus parts:
+///
+/// ```sh
+/// APCACHE_SWEEP_INDEX=/tmp/idx4 APCACHE_SWEEP_FLIPS=400 \
+///     cargo test --release -p apcache-index --test corruption_sweep -- --nocapture given_index
+/// ```
+///
+/// The index is flipped in place and each byte restored after its flip: use a copy.
+#[test]
+fn random_flips_in_a_given_index() {
+    let Ok(index) = std::env::var("APCACHE_SWEEP_INDEX") else {
+        eprintln!("APCACHE_SWEEP_INDEX not set: nothing to do");
+        return;
+    };
+    let flips = env_usize("APCACHE_SWEEP_FLIPS", 200);
+    let files = std::fs::read_dir(&index).unwrap().count().max(1);
+    let per_file = flips.div_ceil(files);
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    sweep(Path::new(&index), None, Reads::Queries, move |len| {
+        let mut at: Vec<usize> = (0..per_file)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % len as u64) as usize
+            })
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        at
+    });
+}
+
+/// Flips each of the bytes `positions` chooses in each file of `index` (the lock aside), one
+/// at a time, and asserts that `check` finds every flip and no read answers wrongly.
+fn sweep(
+    index: &Path,
+    expected_files: Option<usize>,
+    reads: Reads,
+    mut positions: impl FnMut(usize) -> Vec<usize>,
+) {
+    assert!(check_index(index).unwrap().is_clean());
+    let sound = answers(index, reads);
     assert!(sound.iter().all(Result::is_ok), "{sound:?}");
 
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&index)
+    let mut files: Vec<PathBuf> = std::fs::read_dir(index)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.file_name().unwrap() != apcache_index::writer_lock::LOCK)
         .collect();
     files.sort();
-    assert_eq!(
-        files.len(),
-        8,
-        "a segment's six files, its positions and the manifest: {files:?}"
-    );
+    if let Some(expected) = expected_files {
+        assert_eq!(
+            files.len(),
+            expected,
+            "a segment's six files, its positions and the manifest: {files:?}"
+        );
+    }
 
-    let spread = env_usize("APCACHE_SWEEP_POSITIONS", 24);
-    let edge = env_usize("APCACHE_SWEEP_EDGE", 8);
     let mut total = Tally::default();
     for file in &files {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let original = std::fs::read(file).unwrap();
         let mut tally = Tally::default();
-        for at in positions(original.len(), spread, edge) {
+        for at in positions(original.len()) {
             let mut bytes = original.clone();
             bytes[at] ^= 1 << (at % 8);
             std::fs::write(file, &bytes).unwrap();
             tally.flips += 1;
-            let report = check_index(&index);
+            let report = check_index(index);
             if report.map_or(true, |r| !r.is_clean()) {
                 tally.found_by_check += 1;
             }
-            let got = answers(&index);
+            let got = answers(index, reads);
             if got.len() == 1 && got[0].is_err() {
                 tally.failed_to_open += 1;
             } else {
-                assert_eq!(got.len(), sound.len(), "{name} byte {at}");
                 if got.iter().any(Result::is_err) {
                     tally.refused_by_reads += 1;
                 }
-                for (got, want) in got.iter().zip(&sound) {
-                    match got {
-                        Err(_) => tally.answers_refused += 1,
-                        Ok(text) if Ok(text) == want.as_ref() => tally.answers_equal += 1,
-                        Ok(text) => tally.wrong_answers.push(format!(
-                            "{name} byte {at}: {} instead of {}",
-                            &text[..text.len().min(120)],
-                            &want.as_ref().unwrap()[..120.min(want.as_ref().unwrap().len())]
-                        )),
-                    }
-                }
+                compare(&got, &sound, &format!("{name} byte {at}"), &mut tally);
             }
         }
         std::fs::write(file, &original).unwrap();
@@ -244,5 +326,29 @@ fn every_flipped_byte_is_found_by_check_and_never_gives_a_wrong_answer() {
     );
     assert_eq!(total.found_by_check, total.flips, "flips check missed");
     // The sound index is whole again.
-    assert_eq!(answers(&index), sound);
+    assert_eq!(answers(index, reads), sound);
+}
+
+/// Counts each answer of a damaged index as refused, equal to the sound one, or wrong.
+fn compare(
+    got: &[Result<String, String>],
+    sound: &[Result<String, String>],
+    context: &str,
+    tally: &mut Tally,
+) {
+    assert_eq!(got.len(), sound.len(), "{context}");
+    for (got, want) in got.iter().zip(sound) {
+        match got {
+            Err(_) => tally.answers_refused += 1,
+            Ok(text) if Ok(text) == want.as_ref() => tally.answers_equal += 1,
+            Ok(text) => {
+                let want = want.as_ref().unwrap();
+                tally.wrong_answers.push(format!(
+                    "{context}: {} instead of {}",
+                    &text[..text.len().min(120)],
+                    &want[..want.len().min(120)]
+                ))
+            }
+        }
+    }
 }
