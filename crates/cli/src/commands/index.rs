@@ -43,9 +43,11 @@ pub struct IndexArgs {
     /// Stop at the first bad input line instead of skipping it.
     #[arg(long)]
     reject_bad_lines: bool,
-    /// The longest input line (one document) accepted; a longer one is a bad line.
-    #[arg(long, default_value = "64MiB", value_parser = apcache_cli::options::size::bytes_usize)]
-    max_document_bytes: usize,
+    /// The longest input line (one document) accepted; a longer one is a bad line. At most an
+    /// eighth of the memory budget, since a document is held several times over while it is
+    /// inverted [default: 64MiB, or an eighth of the budget if less].
+    #[arg(long, value_parser = apcache_cli::options::size::bytes_usize)]
+    max_document_bytes: Option<usize>,
     /// Drop English stop words (the set of Lucene's EnglishAnalyzer).
     #[arg(long)]
     stop_words: bool,
@@ -85,12 +87,44 @@ pub struct IndexArgs {
 /// How many skipped lines the text report lists; `--json` and `--bad-lines` give all.
 const SHOWN_BAD_LINES: usize = 100;
 
+/// The default longest document.
+const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 << 20;
+
+/// How many times its own bytes a document may take while it is inverted (its line, its text,
+/// its tokens and its term table; a 26 MB line peaks near 7 times that): the longest document
+/// accepted is the budget divided by this.
+const DOCUMENT_MEMORY_FACTOR: usize = 8;
+
+/// The longest document accepted under `budget`: `asked`, refused if the budget cannot hold
+/// it, or the default.
+fn max_document_bytes(asked: Option<usize>, budget: usize) -> anyhow::Result<usize> {
+    let most = budget / DOCUMENT_MEMORY_FACTOR;
+    match asked {
+        Some(bytes) if bytes > most => anyhow::bail!(
+            "--max-document-bytes {} does not fit the memory budget of {}: a document takes up \
+             to {DOCUMENT_MEMORY_FACTOR} times its bytes while it is indexed, so the longest \
+             this budget allows is {}; raise --memory-budget",
+            mib(bytes),
+            mib(budget),
+            mib(most)
+        ),
+        Some(bytes) => Ok(bytes),
+        None => Ok(DEFAULT_MAX_DOCUMENT_BYTES.min(most)),
+    }
+}
+
+fn mib(bytes: usize) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
 /// Runs `apcache index`.
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
+    let memory_budget = args.memory_budget.unwrap_or(args.memory_budget_mib << 20);
+    let max_line_bytes = max_document_bytes(args.max_document_bytes, memory_budget)?;
     let options = IndexOptions {
         codec: args.codec,
         threads: args.threads,
-        memory_budget: args.memory_budget.unwrap_or(args.memory_budget_mib << 20),
+        memory_budget,
         analyzer: AnalyzerConfig {
             stop_words: if args.stop_words {
                 StopWords::English
@@ -110,7 +144,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             } else {
                 BadLinePolicy::Skip
             },
-            max_line_bytes: args.max_document_bytes,
+            max_line_bytes,
             max_bad_line_examples: if args.json || args.bad_lines.is_some() {
                 usize::MAX
             } else {
@@ -231,5 +265,22 @@ fn print_bad_lines(lines: &[SkippedLine], count: u64, file: Option<&std::path::P
             None => "--bad-lines FILE lists all, --json too".to_string(),
         };
         eprintln!("... and {} more skipped lines ({rest})", count - shown);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_longest_document_fits_the_budget() {
+        let mib = 1 << 20;
+        assert_eq!(max_document_bytes(None, 256 * mib).unwrap(), 32 * mib);
+        assert_eq!(max_document_bytes(None, 4096 * mib).unwrap(), 64 * mib);
+        assert_eq!(max_document_bytes(Some(mib), 256 * mib).unwrap(), mib);
+        let error = max_document_bytes(Some(300 * mib), 256 * mib)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("the longest this budget allows is 32.0 MiB"), "{error}");
     }
 }

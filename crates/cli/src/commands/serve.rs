@@ -89,6 +89,7 @@ pub fn open_catalog(args: &ServeArgs) -> anyhow::Result<Catalog> {
         let config = args.serving.config(mode, &path)?;
         let stack = ServingStack::assemble(&path, &config, |step| eprintln!("{name}: {step}"))
             .with_context(|| format!("cannot serve {}", path.display()))?;
+        watch_commits(name.clone(), path.clone(), stack.reader.generation());
         for warning in &stack.warnings {
             eprintln!("warning: {name}: {warning}");
         }
@@ -111,6 +112,36 @@ pub fn open_catalog(args: &ServeArgs) -> anyhow::Result<Catalog> {
         }
     }
     Ok(catalog)
+}
+
+/// How often the commit point of a served index is looked at.
+const COMMIT_POLL: Duration = Duration::from_secs(2);
+
+/// Watches the commit point (`MANIFEST`) of the index `name` at `path`, served from commit
+/// `generation`, and logs when a writer (`index --force`, `merge`) commits a new one: the
+/// server goes on answering from the commit it opened, whose files it holds open, until it is
+/// restarted.
+fn watch_commits(name: String, path: PathBuf, generation: u64) {
+    let watch = move || {
+        let mut seen = generation;
+        loop {
+            std::thread::sleep(COMMIT_POLL);
+            let Ok(manifest) = apcache_index::Manifest::load(&path) else {
+                continue;
+            };
+            if manifest.generation != seen {
+                seen = manifest.generation;
+                eprintln!(
+                    "warning: {name}: the index in {} was changed by a writer (commit {seen}); \
+                     still serving commit {generation} until apcache serve is restarted",
+                    path.display()
+                );
+            }
+        }
+    };
+    let _ = std::thread::Builder::new()
+        .name("apcache-watch".into())
+        .spawn(watch);
 }
 
 /// The server configuration of `args`.
