@@ -115,4 +115,16 @@ impl IndexError {
             comment: comment.into(),
         }
     }
+
+    /// Whether the error says the index's bytes are damaged: a checksum that does not match,
+    /// a structure or a block that does not decode. Such an error belongs to the bytes read,
+    /// not to the process: other reads may still succeed.
+    pub fn is_damage(&self) -> bool {
+        matches!(
+            self,
+            IndexError::Corrupt { .. }
+                | IndexError::ChecksumMismatch { .. }
+                | IndexError::Codec { .. }
+        )
+    }
 }

@@ -43,9 +43,7 @@ impl ErrorKind {
     /// The kind of an index's failure: damaged bytes, storage, or a bug.
     pub fn of_index(e: &IndexError) -> ErrorKind {
         match e {
-            IndexError::Corrupt { .. }
-            | IndexError::ChecksumMismatch { .. }
-            | IndexError::Codec { .. } => ErrorKind::CorruptIndex,
+            e if e.is_damage() => ErrorKind::CorruptIndex,
             IndexError::Io { .. } => ErrorKind::Io,
             _ => ErrorKind::Internal,
         }

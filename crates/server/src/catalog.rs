@@ -44,12 +44,17 @@ impl ServedIndex {
         })
     }
 
-    /// The stored fields of document `doc`, or `None` when it does not exist.
+    /// The stored fields of document `doc`, or `None` when it does not exist. A damaged
+    /// store block is counted with the service's failures on damaged bytes.
     pub fn document(&self, doc: u32) -> Result<Option<StoredDocument>, IndexError> {
-        match self.service.reader().locate(doc) {
+        let stored = match self.service.reader().locate(doc) {
             Some((segment, local)) => segment.stored(local).map(Some),
             None => Ok(None),
+        };
+        if stored.as_ref().is_err_and(IndexError::is_damage) {
+            self.service.note_damage();
         }
+        stored
     }
 
     /// The stored fields of the document with external id `id` (its number in input order),

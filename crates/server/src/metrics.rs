@@ -1,8 +1,9 @@
 //! `/metrics` in Prometheus's text format (through `prometheus-client`): requests and their
 //! latency by route and status, kept as they happen, and a snapshot of every index's live
-//! service taken at scrape time (queue, admissions, rejections, timeouts, panics, the postings
-//! cache's hits, misses, bytes loaded and evictions, the prefetcher's window) and of the DRAM in
-//! use (the process's resident memory; the memory cgroup's usage and peak where a limit is set).
+//! service taken at scrape time (queue, admissions, rejections, timeouts, panics, failures and
+//! those among them on damaged bytes, the postings cache's hits, misses, bytes loaded and
+//! evictions, the prefetcher's window) and of the DRAM in use (the process's resident memory;
+//! the memory cgroup's usage and peak where a limit is set).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -176,6 +177,12 @@ fn snapshot(state: &Shared) -> Registry {
         "failed",
         "Requests answered with an error of the index or the cache (damaged bytes, a failed storage read)",
         &per(&|c| c.failed),
+    );
+    counters(
+        &mut registry,
+        "corrupt_reads",
+        "Requests that failed on damaged index bytes: a term's metadata or postings (in failed too), or a stored document",
+        &per(&|c| c.damaged),
     );
     counters(
         &mut registry,

@@ -297,7 +297,8 @@ fn storage_faults_and_damaged_terms_fail_only_what_they_touch() {
     fail::remove(SHORT_READ_FAULT);
 
     // A damaged term: one flipped byte in its postings fails the queries that read it with
-    // a 500 naming the file and the term, counted; the others are answered as before.
+    // a 500 naming the file and the term, counted as a failure and as damage; the others are
+    // answered as before.
     let index = server._dir.path().join("sample");
     let reader = apcache_index::search::IndexReader::open(&index).unwrap();
     let segment = &reader.segments()[0];
@@ -323,7 +324,36 @@ fn storage_faults_and_damaged_terms_fail_only_what_they_touch() {
         );
     }
     assert_eq!(metric(addr, "apcache_failed_total"), 2.0);
+    assert_eq!(metric(addr, "apcache_corrupt_reads_total"), 2.0);
     assert_eq!(hits(&search("river+valley").body), hits(&sound.body));
+
+    // A damaged store block: the documents it holds answer 500, counted as damage; the
+    // documents of other blocks are read as before.
+    let store = segment.meta().file(FileKind::Store).unwrap().name.clone();
+    let path = index.join(&store);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[HEADER_LEN + 20] ^= 0x10;
+    std::fs::write(&path, bytes).unwrap();
+    let mut damaged = 0;
+    for id in 0..40 {
+        let doc = get(addr, &format!("/indexes/sample/docs/{id}"));
+        if doc.status == 500 {
+            assert_eq!(doc.json()["error"]["type"], "corrupt_index_exception");
+            assert!(doc.body.contains(&store), "{}", doc.body);
+            damaged += 1;
+        } else {
+            assert_eq!(doc.status, 200, "{}", doc.body);
+        }
+    }
+    assert!(
+        damaged > 0 && damaged < 40,
+        "{damaged} of 40 documents failed"
+    );
+    assert_eq!(
+        metric(addr, "apcache_corrupt_reads_total"),
+        2.0 + damaged as f64
+    );
+    assert_eq!(metric(addr, "apcache_failed_total"), 2.0);
     scenario.teardown();
 }
 

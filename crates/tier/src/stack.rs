@@ -11,11 +11,12 @@
 //! 4. the index's files leave the page cache and the reader is opened again, so every index
 //!    page read from then on is charged to the budget.
 
+use std::cmp::Reverse;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use apcache_index::search::{IndexReader, LoadMode};
-use apcache_index::segment::UncachedReads;
+use apcache_index::search::{IndexReader, LoadMode, TermEntry};
+use apcache_index::segment::{SegmentReader, UncachedReads};
 use apcache_index::IndexError;
 
 use crate::cgroup::{format_bytes, MemoryCgroup};
@@ -239,13 +240,22 @@ pub fn whole_index_cache_bytes(
     let mut segments = 0u64;
     let mut layout = TermLayout::default();
     for segment in reader.segments() {
-        for info in segment.term_infos() {
-            let info = info?;
+        for TermEntry { info, .. } in sound_entries(segment) {
             layout.plan_into(&info, &segment.term_skip_entries(&info)?, segment_size)?;
             segments += u64::from(layout.segments);
         }
     }
     Ok(segments * segment_size as u64)
+}
+
+/// The entries of `segment`'s terms whose metadata passes its checks, in ordinal order.
+///
+/// The cache is sized over the whole vocabulary, but a term in a damaged group of records
+/// must not stop the index from being served (its queries fail on their own, when they look
+/// it up), nor size the cache by whatever its damaged record claims: it is left out.
+fn sound_entries(segment: &SegmentReader) -> impl Iterator<Item = TermEntry> + '_ {
+    let mut entries = segment.entries_in_order();
+    (0..segment.meta().terms).filter_map(move |ordinal| entries.get(ordinal).ok())
 }
 
 /// The most segments any term of `reader` needs in a cache of `segment_size`-byte segments.
@@ -256,19 +266,18 @@ pub fn largest_term_segments(reader: &IndexReader, segment_size: usize) -> Resul
         // The largest term by bytes needs the most segments, up to the slack the packing
         // leaves (at most one segment per block in the worst case); measure the few
         // largest exactly.
-        let mut largest: Vec<(u64, u64)> = Vec::new();
-        for (ordinal, info) in (0..).zip(segment.term_infos()) {
-            let info = info?;
-            largest.push((info.postings_bytes() + info.blocks() as u64 * 8, ordinal));
+        let mut largest: Vec<(u64, TermEntry)> = Vec::new();
+        for entry in sound_entries(segment) {
+            let info = &entry.info;
+            largest.push((info.postings_bytes() + info.blocks() as u64 * 8, entry));
             if largest.len() > 64 {
-                largest.sort_unstable_by(|a, b| b.cmp(a));
+                largest.sort_unstable_by_key(|(bytes, entry)| Reverse((*bytes, entry.ordinal)));
                 largest.truncate(16);
             }
         }
-        largest.sort_unstable_by(|a, b| b.cmp(a));
-        for &(_, ordinal) in largest.iter().take(16) {
-            let info = segment.term_info(ordinal)?;
-            layout.plan_into(&info, &segment.term_skip_entries(&info)?, segment_size)?;
+        largest.sort_unstable_by_key(|(bytes, entry)| Reverse((*bytes, entry.ordinal)));
+        for (_, TermEntry { info, .. }) in largest.iter().take(16) {
+            layout.plan_into(info, &segment.term_skip_entries(info)?, segment_size)?;
             most = most.max(layout.segments);
         }
     }

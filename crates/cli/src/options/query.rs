@@ -65,8 +65,36 @@ pub enum LoadArg {
 
 impl QueryArgs {
     /// Opens the index in `dir` as `--load` says; a partial one only if `allow_partial`.
+    /// Terms that `--load direct` left out as damaged are reported on stderr: the queries that
+    /// read them will fail.
     pub fn open(&self, dir: &std::path::Path, allow_partial: bool) -> anyhow::Result<IndexReader> {
-        open_index(dir, self.load_mode(), allow_partial)
+        let reader = open_index(dir, self.load_mode(), allow_partial)?;
+        for segment in reader.segments() {
+            let damaged = segment.direct().map_or(&[][..], |d| d.damaged_terms());
+            if damaged.is_empty() {
+                continue;
+            }
+            const NAMED: usize = 5;
+            let mut named: Vec<String> = damaged
+                .iter()
+                .take(NAMED)
+                .map(|&o| match segment.term_at(o) {
+                    Some(term) => format!("{:?}", String::from_utf8_lossy(&term)),
+                    None => format!("#{o}"),
+                })
+                .collect();
+            if damaged.len() > NAMED {
+                named.push(format!("and {} more", damaged.len() - NAMED));
+            }
+            eprintln!(
+                "warning: segment {}: {} terms fail their checks and were not loaded ({}); \
+                 queries that read them will fail (apcache check finds the damage)",
+                segment.meta().name,
+                damaged.len(),
+                named.join(", ")
+            );
+        }
+        Ok(reader)
     }
 
     /// How to read the index, as `--load` says.

@@ -29,7 +29,8 @@ pub enum LoadMode {
     /// Compressed blocks through mmap, decoded as queries need them.
     #[default]
     Mmap,
-    /// Every list decoded into process memory at open time ("uncompressed direct").
+    /// Every list decoded into process memory at open time ("uncompressed direct"); a
+    /// damaged list is left out and fails the queries that read it.
     Direct,
 }
 

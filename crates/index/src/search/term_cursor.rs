@@ -128,8 +128,9 @@ impl<'a> TermCursor<'a> {
     }
 
     /// A cursor on the first posting of `entry` that reads its blocks from `held` when given
-    /// (a postings source's copy, which verified them), else from the segment's postings file
-    /// (verified the first time the process reads them) or its decoded copy.
+    /// (a postings source's copy, which verified them), else from the segment's decoded copy
+    /// or its postings file (verified the first time the process reads them; a term left out
+    /// of the decoded copy as damaged is read there, and fails its check again).
     pub fn with_blocks(
         segment: &'a SegmentReader,
         entry: TermEntry,
@@ -143,7 +144,7 @@ impl<'a> TermCursor<'a> {
             None => (
                 segment
                     .direct()
-                    .and_then(|d| d.list(&info))
+                    .and_then(|d| d.list(&entry))
                     .map(|(docs, freqs)| Decoded::List(docs, freqs)),
                 held,
             ),

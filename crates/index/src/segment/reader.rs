@@ -281,7 +281,9 @@ impl SegmentReader {
         &self.meta
     }
 
-    /// Decodes every posting list into memory; cursors read them from there from now on.
+    /// Decodes every posting list into memory; cursors read them from there from now on. A
+    /// term whose bytes fail their checks is left out ([`DirectPostings::damaged_terms`]), so
+    /// that only the queries reading it fail.
     pub fn load_direct(&mut self) -> Result<(), IndexError> {
         self.direct = Some(DirectPostings::load(self)?);
         Ok(())

@@ -120,6 +120,16 @@ pub enum LiveError {
     ShuttingDown,
 }
 
+impl LiveError {
+    /// Whether the request failed on damaged index bytes (see [`IndexError::is_damage`]).
+    pub fn is_damage(&self) -> bool {
+        match self {
+            LiveError::Index(e) | LiveError::Cache(CacheError::Index(e)) => e.is_damage(),
+            _ => false,
+        }
+    }
+}
+
 /// Counters of a live service since it started.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LiveCounters {
@@ -138,6 +148,9 @@ pub struct LiveCounters {
     /// Requests answered with an error of the index or the cache (damaged bytes, a failed
     /// storage read).
     pub failed: u64,
+    /// Requests that failed on damaged index bytes: a term's metadata or postings (these
+    /// are counted in `failed` too), or a stored document ([`LiveService::note_damage`]).
+    pub damaged: u64,
     /// Terms the cache could not load (a failed storage read, damaged bytes); the queries that
     /// needed them read them from the postings file instead, and fail only if that fails.
     pub load_errors: u64,
@@ -305,6 +318,7 @@ struct Tallies {
     cancelled: AtomicU64,
     panics: AtomicU64,
     failed: AtomicU64,
+    damaged: AtomicU64,
     load_errors: AtomicU64,
     result_cache_hits: AtomicU64,
 }
@@ -563,6 +577,7 @@ impl LiveService {
             cancelled: t.cancelled.load(Ordering::Relaxed),
             panics: t.panics.load(Ordering::Relaxed),
             failed: t.failed.load(Ordering::Relaxed),
+            damaged: t.damaged.load(Ordering::Relaxed),
             load_errors: t.load_errors.load(Ordering::Relaxed),
             result_cache_hits: t.result_cache_hits.load(Ordering::Relaxed),
             result_cache: shared.stack.result_cache.as_ref().map(|c| c.counters()),
@@ -583,6 +598,12 @@ impl LiveService {
             .tallies
             .timed_out
             .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a request that failed on damaged bytes outside evaluation (a hit's stored
+    /// document, read by the caller).
+    pub fn note_damage(&self) {
+        self.shared.tallies.damaged.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Stops taking requests, lets the query threads finish what is queued, and joins every
@@ -682,6 +703,9 @@ fn query_thread(shared: &Shared) {
             Err(_) => &shared.tallies.failed,
         };
         tally.fetch_add(1, Ordering::Relaxed);
+        if outcome.as_ref().is_err_and(LiveError::is_damage) {
+            shared.tallies.damaged.fetch_add(1, Ordering::Relaxed);
+        }
         job.answer(outcome.map(|(result, evaluated)| LiveAnswer {
             result,
             queued,
