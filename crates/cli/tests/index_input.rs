@@ -50,7 +50,10 @@ fn a_directory_that_is_not_an_index_is_refused_and_left_as_it_was() {
         );
         // Nothing removed, nothing added (not even the writer's lock).
         assert_eq!(names(&dir), ["notes.tmp", "seg_plan.txt"]);
-        assert_eq!(std::fs::read_to_string(dir.join("notes.tmp")).unwrap(), "notes");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("notes.tmp")).unwrap(),
+            "notes"
+        );
     }
 }
 
@@ -60,7 +63,12 @@ fn a_writer_removes_only_its_own_files_from_an_index() {
     let dir = work.path().join("index");
     apcache(&["index", path(&sample()), "-o", path(&dir)]);
     // A user's files beside the index, named like apcache's but not apcache's.
-    let theirs = ["notes.tmp", "seg_plan.txt", "seg_000001.post.bak", "seg_7.post"];
+    let theirs = [
+        "notes.tmp",
+        "seg_plan.txt",
+        "seg_000001.post.bak",
+        "seg_7.post",
+    ];
     for name in theirs {
         std::fs::write(dir.join(name), "mine").unwrap();
     }
@@ -99,7 +107,9 @@ fn a_new_directory_is_removed_when_its_build_fails() {
     let dir = work.path().join("new");
     let empty = work.path().join("empty.tsv");
     std::fs::write(&empty, "").unwrap();
-    assert!(!run(&["index", path(&empty), "-o", path(&dir)]).status.success());
+    assert!(!run(&["index", path(&empty), "-o", path(&dir)])
+        .status
+        .success());
     assert!(!dir.exists());
 }
 
@@ -116,9 +126,15 @@ fn the_format_is_detected_once_per_file_and_tabs_stay_in_the_body() {
     apcache(&["index", path(&tsv), "-o", path(&dir)]);
     // The text between the body's tabs is indexed, not dropped as a date.
     let found = stdout(&apcache(&["search", path(&dir), "first", "--json"]));
-    assert!(found.contains("\"total\":{\"exact\":true,\"value\":1}"), "{found}");
+    assert!(
+        found.contains("\"total\":{\"exact\":true,\"value\":1}"),
+        "{found}"
+    );
     let found = stdout(&apcache(&["search", path(&dir), "zanzibar", "--json"]));
-    assert!(found.contains("\"total\":{\"exact\":true,\"value\":1}"), "{found}");
+    assert!(
+        found.contains("\"total\":{\"exact\":true,\"value\":1}"),
+        "{found}"
+    );
 
     // A luceneutil line file: the date field is dropped; a later line without a date is a
     // bad line of that file, reported with its number, not read as title<TAB>body.
@@ -173,7 +189,10 @@ fn every_skipped_line_is_reported_with_its_file_number_and_reason() {
     ]);
     let shown = stderr(&output);
     // The first 100 on standard error, then where the rest are.
-    let listed: Vec<&str> = shown.lines().filter(|l| l.starts_with("skipped ")).collect();
+    let listed: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.starts_with("skipped "))
+        .collect();
     assert_eq!(listed.len(), 100, "{shown}");
     assert_eq!(
         listed[0],
@@ -193,14 +212,7 @@ fn every_skipped_line_is_reported_with_its_file_number_and_reason() {
     assert_eq!(numbers, bad_lines);
 
     // And in the JSON report.
-    let output = apcache(&[
-        "index",
-        path(&input),
-        "-o",
-        path(&dir),
-        "--force",
-        "--json",
-    ]);
+    let output = apcache(&["index", path(&input), "-o", path(&dir), "--force", "--json"]);
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let skipped = json["skipped_lines"].as_array().unwrap();
     assert_eq!(skipped.len(), 134);
@@ -234,7 +246,11 @@ fn a_query_may_start_with_a_minus() {
     let dir = work.path().join("index");
     apcache(&["index", path(&sample()), "-o", path(&dir)]);
     let output = apcache(&["search", path(&dir), "-river"]);
-    assert!(stdout(&output).starts_with("0 hits for -river"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).starts_with("0 hits for -river"),
+        "{}",
+        stdout(&output)
+    );
     let output = apcache(&["search", path(&dir), "-river +valley", "--json"]);
     assert!(stdout(&output).contains("\"total\""), "{}", stdout(&output));
 }

@@ -177,7 +177,10 @@ mod tests {
     #[test]
     fn a_directory_is_classified_by_what_it_holds() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(contents(&dir.path().join("absent")).unwrap(), DirContents::Empty);
+        assert_eq!(
+            contents(&dir.path().join("absent")).unwrap(),
+            DirContents::Empty
+        );
         assert_eq!(contents(dir.path()).unwrap(), DirContents::Empty);
         std::fs::write(dir.path().join("LOCK"), b"").unwrap();
         assert_eq!(contents(dir.path()).unwrap(), DirContents::Empty);

@@ -439,7 +439,10 @@ fn remove_segment_files(dir: &Path, number: u32, committed: &Manifest) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    for name in entries.flatten().filter_map(|e| e.file_name().into_string().ok()) {
+    for name in entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+    {
         if crate::index_dir::segment_number(&name) == Some(number) && !named(&name) {
             let _ = std::fs::remove_file(dir.join(name));
         }

@@ -187,18 +187,25 @@ fn every_flipped_byte_is_found_by_check_and_never_gives_a_wrong_answer() {
     let index = build(work.path(), 120, false);
     let spread = env_usize("APCACHE_SWEEP_POSITIONS", 24);
     let edge = env_usize("APCACHE_SWEEP_EDGE", 8);
-    sweep(&index, Some(8), Reads::Everything, |len| positions(len, spread, edge));
+    sweep(&index, Some(8), Reads::Everything, |len| {
+        positions(len, spread, edge)
+    });
 }
 
 #[test]
 fn flips_in_an_index_of_several_segments_are_found_and_never_answered() {
     let work = tempfile::tempdir().unwrap();
     let index = build(work.path(), 200, true);
-    let segments = apcache_index::Manifest::load(&index).unwrap().segments.len();
+    let segments = apcache_index::Manifest::load(&index)
+        .unwrap()
+        .segments
+        .len();
     assert!(segments >= 3, "{segments} segments");
     let spread = env_usize("APCACHE_SWEEP_POSITIONS", 24) / 3;
     let edge = env_usize("APCACHE_SWEEP_EDGE", 8) / 2;
-    sweep(&index, None, Reads::Everything, |len| positions(len, spread, edge));
+    sweep(&index, None, Reads::Everything, |len| {
+        positions(len, spread, edge)
+    });
 }
 
 /// Flips `APCACHE_SWEEP_FLIPS` (default 200) bytes at random places of the index in

@@ -209,7 +209,9 @@ fn an_interrupted_build_is_marked_incomplete() {
     assert!(check.is_clean(), "{:?}", check.problems);
     assert!(check.partial);
     // Readers refuse it: its answers would look whole.
-    let refused = apcache_index::search::IndexReader::open(&index).err().unwrap();
+    let refused = apcache_index::search::IndexReader::open(&index)
+        .err()
+        .unwrap();
     assert!(
         matches!(refused, IndexError::Partial { documents, .. } if documents == manifest.documents()),
         "{refused}"
@@ -282,7 +284,10 @@ fn leftovers_are_reported_by_check_and_removed_by_the_next_writer() {
     std::fs::write(&notes, b"the user's").unwrap();
     let before = listing(&index);
     let refused = build(&input, &index, &options(false, false)).unwrap_err();
-    assert!(matches!(refused, IndexError::NotAnIndexDir { .. }), "{refused}");
+    assert!(
+        matches!(refused, IndexError::NotAnIndexDir { .. }),
+        "{refused}"
+    );
     assert_eq!(listing(&index), before);
     std::fs::remove_file(&notes).unwrap();
     build(&input, &index, &options(false, false)).unwrap();

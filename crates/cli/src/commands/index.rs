@@ -196,7 +196,11 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    print_bad_lines(&report.skipped_lines, report.bad_lines, args.bad_lines.as_deref());
+    print_bad_lines(
+        &report.skipped_lines,
+        report.bad_lines,
+        args.bad_lines.as_deref(),
+    );
     println!(
         "indexed {} documents ({} bad lines skipped) in {:.1} s: {:.0} docs/s, {:.1} MB/s",
         report.documents,
@@ -281,6 +285,9 @@ mod tests {
         let error = max_document_bytes(Some(300 * mib), 256 * mib)
             .unwrap_err()
             .to_string();
-        assert!(error.contains("the longest this budget allows is 32.0 MiB"), "{error}");
+        assert!(
+            error.contains("the longest this budget allows is 32.0 MiB"),
+            "{error}"
+        );
     }
 }

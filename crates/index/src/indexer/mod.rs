@@ -291,12 +291,16 @@ impl BuildFiles<'_> {
             .flat_map(|m| &m.segments)
             .flat_map(|s| s.files.iter().map(|f| f.name.as_str()))
             .collect();
-        let dirs = std::iter::once(self.dir).chain(self.placements.iter().flatten().map(|d| d.as_path()));
+        let dirs =
+            std::iter::once(self.dir).chain(self.placements.iter().flatten().map(|d| d.as_path()));
         for dir in dirs {
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
-            for name in entries.flatten().filter_map(|e| e.file_name().into_string().ok()) {
+            for name in entries
+                .flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+            {
                 let ours = index_dir::segment_number(&name)
                     .is_some_and(|n| n >= self.first_segment && !named.contains(name.as_str()));
                 let temporary = dir == self.dir && index_dir::is_own_temporary(&name);
@@ -408,7 +412,11 @@ impl DocumentSource for DocumentReader {
         self.report().bad_line_count
     }
     fn skipped_lines(&self) -> Vec<SkippedLine> {
-        self.report().bad_lines.iter().map(SkippedLine::from).collect()
+        self.report()
+            .bad_lines
+            .iter()
+            .map(SkippedLine::from)
+            .collect()
     }
 }
 

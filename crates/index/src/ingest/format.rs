@@ -124,7 +124,10 @@ mod tests {
     #[test]
     fn a_line_shows_its_file_s_format() {
         let detect = InputFormat::detect;
-        assert_eq!(detect(r#"{"title":"J","body":"b"}"#), Some(InputFormat::JsonLines));
+        assert_eq!(
+            detect(r#"{"title":"J","body":"b"}"#),
+            Some(InputFormat::JsonLines)
+        );
         assert_eq!(detect("T\tb"), Some(InputFormat::Tsv));
         assert_eq!(detect("T\tdate\tb"), Some(InputFormat::Tsv));
         let dated = "T\t30-APR-2012 03:25:17.000\tb";
@@ -133,7 +136,11 @@ mod tests {
         assert_eq!(detect(header), Some(InputFormat::Luceneutil));
         assert_eq!(detect("no tab"), None);
         assert_eq!(detect(""), None);
-        let body = InputFormat::Auto.parse_line("T\tdate\tb").unwrap().unwrap().body;
+        let body = InputFormat::Auto
+            .parse_line("T\tdate\tb")
+            .unwrap()
+            .unwrap()
+            .body;
         assert_eq!(body, "date\tb");
         let body = InputFormat::Auto.parse_line(dated).unwrap().unwrap().body;
         assert_eq!(body, "b");

@@ -188,7 +188,11 @@ fn auto_decides_each_file_s_format_from_its_first_line() {
         "T1\tb1\n{\"title\":\"T2\",\"body\":\"b2\"}\nT3\tdate\tb3\n".as_bytes(),
     );
     // A JSON-lines file after it is read as JSON lines: the format is the file's own.
-    let json = write_input(&dir, "docs.jsonl", b"{\"title\":\"J\",\"body\":\"j\"}\nT\tb\n");
+    let json = write_input(
+        &dir,
+        "docs.jsonl",
+        b"{\"title\":\"J\",\"body\":\"j\"}\nT\tb\n",
+    );
     let (documents, report) = read_all(&[&tsv, &json], accepting_bad_inputs());
     let expected = [
         document("T1", "b1"),
@@ -200,7 +204,10 @@ fn auto_decides_each_file_s_format_from_its_first_line() {
         .into_iter()
         .map(|(file, line, _)| (file, line))
         .collect();
-    assert_eq!(lines, [("mixed.xz".to_owned(), 2), ("docs.jsonl".to_owned(), 2)]);
+    assert_eq!(
+        lines,
+        [("mixed.xz".to_owned(), 2), ("docs.jsonl".to_owned(), 2)]
+    );
 }
 
 #[test]
@@ -208,10 +215,20 @@ fn an_input_mostly_of_bad_lines_is_refused() {
     let dir = TempDir::new().unwrap();
     let path = write_input(&dir, "listing.txt", b"one\tdocument\nls\ncat\n");
     let mut listing = reader(&[&path], ReaderOptions::default());
-    assert_eq!(listing.next_document().unwrap(), Some(document("one", "document")));
+    assert_eq!(
+        listing.next_document().unwrap(),
+        Some(document("one", "document"))
+    );
     let error = listing.next_document().unwrap_err();
     assert!(
-        matches!(error, IngestError::NotDocuments { bad_lines: 2, lines: 3, .. }),
+        matches!(
+            error,
+            IngestError::NotDocuments {
+                bad_lines: 2,
+                lines: 3,
+                ..
+            }
+        ),
         "{error}"
     );
     // Without a document, refused after its first 1,000 lines, not at its end.
@@ -356,11 +373,7 @@ fn a_rejected_bad_line_stops_the_reader_with_its_location() {
 #[test]
 fn crlf_line_ends_and_a_byte_order_mark_are_stripped() {
     let dir = TempDir::new().unwrap();
-    let path = write_input(
-        &dir,
-        "crlf.txt.gz",
-        b"\xef\xbb\xbfA\ta\r\nB\tb\r\nC\tc\r\n",
-    );
+    let path = write_input(&dir, "crlf.txt.gz", b"\xef\xbb\xbfA\ta\r\nB\tb\r\nC\tc\r\n");
     let (documents, report) = read_all(&[&path], ReaderOptions::default());
     assert_eq!(
         documents,
