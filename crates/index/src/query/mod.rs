@@ -42,4 +42,6 @@ mod tests;
 pub use ast::{BoolQuery, PhraseQuery, Query};
 pub use error::QueryError;
 pub use note::QueryNote;
-pub use parser::{escape, parse_query, parse_query_with_notes, DefaultOperator, MAX_NESTING};
+pub use parser::{
+    escape, parse_query, parse_query_with_notes, DefaultOperator, MAX_NESTING, MAX_SLOP,
+};
