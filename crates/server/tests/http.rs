@@ -224,6 +224,17 @@ fn bad_requests_get_their_status_and_a_json_error() {
     assert_eq!(many.status, 400);
     assert_eq!(many.json()["error"]["type"], "query_too_large");
 
+    // A word written more times than the limit counts every time; at the limit it runs.
+    let repeated =
+        |times: usize| format!("/indexes/sample/search?q={}", "%2Briver%20".repeat(times));
+    let past = get(addr, &repeated(1025));
+    assert_eq!(past.status, 400, "{}", past.body);
+    assert_eq!(past.json()["error"]["type"], "query_too_large");
+    let reason = past.json()["error"]["reason"].to_string();
+    assert!(reason.contains("the query has 1025 clauses"), "{reason}");
+    let at = get(addr, &repeated(1024));
+    assert_eq!(at.status, 200, "{}", at.body);
+
     let huge = vec![b' '; 100 * 1024];
     let too_long = send(addr, "POST", "/sample/_search", &huge);
     assert_eq!(too_long.status, 413);

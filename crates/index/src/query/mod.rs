@@ -33,6 +33,7 @@
 
 mod ast;
 mod canonical;
+mod clauses;
 mod error;
 mod note;
 mod parser;
@@ -40,6 +41,7 @@ mod parser;
 mod tests;
 
 pub use ast::{BoolQuery, PhraseQuery, Query};
+pub use clauses::{TooManyClauses, MAX_CLAUSES};
 pub use error::QueryError;
 pub use note::QueryNote;
 pub use parser::{
