@@ -15,6 +15,7 @@ use apcache_codec::BLOCK_LEN;
 
 use super::block_max_and::block_max_and;
 use super::bm25::Bm25;
+use super::cancel;
 use super::folded::Folded;
 use super::max_score_window::MaxScoreWindow;
 use super::stats::SearchStats;
@@ -344,6 +345,8 @@ fn single_term(
         })
         .collect();
     while let Some((_, Reverse(block))) = blocks.pop() {
+        // A block whose postings all fail the frequency test is never decoded: checked here.
+        cancel::check()?;
         let threshold = top.threshold();
         let entry = cursor.entry(block);
         if threshold.is_some() {
@@ -430,6 +433,9 @@ fn max_score<'s>(
         bm25,
     };
     loop {
+        // A window's work is bounded by its clauses' blocks in it; some of them are only
+        // tested bit by bit, never decoded.
+        cancel::check()?;
         let threshold = top.threshold();
         let clauses = &*disjunction.clauses;
         // Clauses 0..essential cannot reach the threshold on their own: only documents of the

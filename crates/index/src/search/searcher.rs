@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::bm25::{Bm25, Norms, Scoring};
+use super::cancel::{self, Countdown};
 use super::collection_stats::CollectionStats;
 use super::count;
 use super::folded::Folded;
@@ -139,6 +140,7 @@ impl<'a> Searcher<'a> {
         query: &Query,
         options: &SearchOptions,
     ) -> Result<SearchResult, IndexError> {
+        cancel::check()?;
         // A single term's count is its document frequency (an index has no deletions): the
         // dictionaries answer it, with nothing to resolve.
         if options.k == 0 {
@@ -165,6 +167,8 @@ impl<'a> Searcher<'a> {
         options: &SearchOptions,
         source: Option<&dyn PostingsSource>,
     ) -> Result<SearchResult, IndexError> {
+        // A query cancelled before it starts (a deadline already past) does no work.
+        cancel::check()?;
         // Repeats folded: each clause once, with the boost of its repeats.
         let folded = Folded::of(query);
         // A single term's count is its document frequency (an index has no deletions).
@@ -254,14 +258,19 @@ impl<'a> Searcher<'a> {
                 stats += phrase.stats();
                 continue;
             }
+            // A match may cost far less than a block decode (a short conjunction), or far
+            // more (a disjunction of a thousand clauses): the flag is checked every so many.
+            let mut countdown = Countdown::new();
             let mut doc = node.start()?;
             if options.k == 0 {
                 while doc != NO_MORE_DOCS {
+                    countdown.step()?;
                     total += 1;
                     doc = node.next_doc()?;
                 }
             } else {
                 while doc != NO_MORE_DOCS {
+                    countdown.step()?;
                     total += 1;
                     let score = node.score(bm25)?;
                     top.push(Hit { doc, score });
