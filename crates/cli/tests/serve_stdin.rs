@@ -17,8 +17,10 @@ fn every_line_is_answered_in_order() {
 
     // A million distinct terms: megabytes of text, which must not become gigabytes.
     let huge: String = (0..1_000_000).map(|i| format!(" w{i}")).collect();
-    // Past the term limit, though within the byte limit.
+    // Past the clause limit, though within the byte limit.
     let many_terms: String = (0..2000).map(|i| format!(" t{i}")).collect();
+    // One term written 1,024 times is within it, and runs as the term once; once more is past.
+    let repeats = "+the ".repeat(1024);
     let mut input: Vec<u8> = Vec::new();
     input.extend_from_slice(b"COUNT\tthe\n");
     input.extend_from_slice(b"COUNT\tthe \xff\xfe\n");
@@ -26,6 +28,8 @@ fn every_line_is_answered_in_order() {
     input.extend_from_slice(format!("COUNT\t{huge}\n").as_bytes());
     input.extend_from_slice(b"TOP_10\tthe\n");
     input.extend_from_slice(format!("COUNT\t{many_terms}\n").as_bytes());
+    input.extend_from_slice(format!("TOP_10_COUNT\t{repeats}\n").as_bytes());
+    input.extend_from_slice(format!("COUNT\t{repeats} +the\n").as_bytes());
     input.extend_from_slice(b"NO_SUCH_COMMAND\tthe\n");
     input.extend_from_slice(b"COUNT\tthe");
 
@@ -45,7 +49,7 @@ fn every_line_is_answered_in_order() {
     assert!(output.status.success(), "{stderr}");
 
     let answers: Vec<&str> = stdout.lines().collect();
-    assert_eq!(answers.len(), 8, "{stdout}\n{stderr}");
+    assert_eq!(answers.len(), 10, "{stdout}\n{stderr}");
     let count: u64 = answers[0].parse().expect("a count");
     assert!(count > 0);
     assert_eq!(
@@ -57,6 +61,8 @@ fn every_line_is_answered_in_order() {
             "UNSUPPORTED",
             "1",
             "UNSUPPORTED",
+            answers[0],
+            "UNSUPPORTED",
             "UNSUPPORTED",
             answers[0],
         ],
@@ -67,7 +73,8 @@ fn every_line_is_answered_in_order() {
         stderr.contains("a query may have at most 16384 bytes"),
         "{stderr}"
     );
-    assert!(stderr.contains("2000 distinct terms"), "{stderr}");
+    assert!(stderr.contains("the query has 2000 clauses"), "{stderr}");
+    assert!(stderr.contains("the query has 1025 clauses"), "{stderr}");
     // The refused huge line is shown cut short.
     assert!(
         stderr.len() < 10_000,

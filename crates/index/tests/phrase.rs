@@ -119,7 +119,9 @@ fn reference_freq(phrase: &PhraseQuery, tokens: &[&str]) -> f32 {
         .map(|(_, t)| phrase.terms.iter().position(|(_, u)| u == t).unwrap())
         .collect();
     let slices: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
-    SloppyPhrase::new(&ids, &offsets, phrase.slop).freq(&slices)
+    SloppyPhrase::new(&ids, &offsets, phrase.slop)
+        .freq(&slices)
+        .unwrap()
 }
 
 /// Scores of the documents `phrase` matches, computed from the documents' text.
@@ -287,6 +289,60 @@ proptest! {
         let want: BTreeMap<u32, f32> = want.into_iter().map(|(d, s)| (d, s as f32)).collect();
         let (_, got) = all_hits(&f.reader, &query);
         assert_same_scores(&query, &got, &want);
+    }
+
+    /// A phrase written n times, required or optional, beside a word: evaluation folds the
+    /// repeats into one phrase of n times the weight. The matches and counts are the
+    /// written query's; each match scores the n phrase scores summed (plus the word's), to
+    /// the rounding of the folded weight (see `tests/search.rs`).
+    #[test]
+    fn repeated_phrases_match_count_and_score_as_written(
+        seed in any::<u64>(),
+        phrase in phrase(),
+        repeats in 1usize..12,
+        required in any::<bool>(),
+        word in prop::sample::select(&VOCABULARY[..]),
+    ) {
+        let f = fixture(seed, 300, false);
+        let want_phrase = reference(&f, &phrase);
+        let term = Query::Term(word.to_string());
+        let (_, with_word) = all_hits(&f.reader, &term);
+        let copies = vec![Query::Phrase(phrase); repeats];
+        let query = Query::Bool(if required {
+            BoolQuery { must: copies, should: vec![term], must_not: vec![] }
+        } else {
+            BoolQuery { must: vec![], should: [copies, vec![term]].concat(), must_not: vec![] }
+        });
+        let mut want: BTreeMap<u32, f64> = BTreeMap::new();
+        for (&d, &s) in &want_phrase {
+            *want.entry(d).or_default() += repeats as f64 * f64::from(s);
+        }
+        for (&d, &s) in &with_word {
+            // Required phrases: the word only adds to their matches.
+            if required && !want.contains_key(&d) {
+                continue;
+            }
+            *want.entry(d).or_default() += f64::from(s);
+        }
+        let (total, got) = all_hits(&f.reader, &query);
+        prop_assert_eq!(total as usize, want.len(), "{}: count", query);
+        prop_assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "{}: matching documents",
+            query
+        );
+        for (doc, &score) in &want {
+            let score = score as f32;
+            prop_assert!(
+                (got[doc] - score).abs() <= 1e-5 * score.abs().max(1.0),
+                "{}: doc {} scored {}, reference {}",
+                query,
+                doc,
+                got[doc],
+                score
+            );
+        }
     }
 }
 

@@ -9,8 +9,9 @@ use std::time::Duration;
 pub struct QueryLimits {
     /// `offset + k` (`from + size`) at most this (Elasticsearch's `index.max_result_window`).
     pub max_results: usize,
-    /// Distinct terms in a query at most this (Lucene's `maxClauseCount` is 1,024).
-    pub max_terms: usize,
+    /// Clauses in a query at most this: every term, each time it is written, and every word
+    /// of a phrase (`Query::clauses`; Lucene's `maxClauseCount` is 1,024).
+    pub max_clauses: usize,
     /// Nesting of parentheses at most this.
     pub max_depth: usize,
     /// Bytes of query text at most this.
@@ -23,7 +24,7 @@ impl Default for QueryLimits {
     fn default() -> Self {
         QueryLimits {
             max_results: 10_000,
-            max_terms: 1024,
+            max_clauses: apcache_index::query::MAX_CLAUSES,
             max_depth: 32,
             max_query_bytes: 16 * 1024,
             max_body_bytes: 1 << 20,

@@ -137,16 +137,9 @@ pub fn parse(
                 position: e.position(),
             },
         )?;
-    let terms = query.terms().len();
-    if terms > limits.max_terms {
-        return Err(ApiError::new(
-            ErrorKind::QueryTooLarge,
-            format!(
-                "the query has {terms} distinct terms; at most {} are accepted",
-                limits.max_terms
-            ),
-        ));
-    }
+    query
+        .check_clauses(limits.max_clauses)
+        .map_err(|e| ApiError::new(ErrorKind::QueryTooLarge, e.to_string()))?;
     let nesting = depth(&query).max(text_nesting(&params.q));
     if nesting > limits.max_depth {
         return Err(ApiError::new(

@@ -43,10 +43,21 @@ fn start_serving(
     timeout: Duration,
     serving: ServingConfig,
 ) -> TestServer {
+    start_on(sample(), threads, queue_depth, timeout, serving)
+}
+
+/// Like [`start_serving`], over an index of `input` (still named `sample`).
+fn start_on(
+    input: PathBuf,
+    threads: usize,
+    queue_depth: usize,
+    timeout: Duration,
+    serving: ServingConfig,
+) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let index = dir.path().join("sample");
     build_index(
-        vec![Input::from_arg(sample())],
+        vec![Input::from_arg(input)],
         &index,
         &IndexOptions::default(),
         |_, _| {},
@@ -223,6 +234,16 @@ fn bad_requests_get_their_status_and_a_json_error() {
     );
     assert_eq!(many.status, 400);
     assert_eq!(many.json()["error"]["type"], "query_too_large");
+    // A word written more times than the limit counts every time; at the limit it runs.
+    let repeated =
+        |times: usize| format!("/indexes/sample/search?q={}", "%2Briver%20".repeat(times));
+    let past = get(addr, &repeated(1025));
+    assert_eq!(past.status, 400, "{}", past.body);
+    assert_eq!(past.json()["error"]["type"], "query_too_large");
+    let reason = past.json()["error"]["reason"].to_string();
+    assert!(reason.contains("the query has 1025 clauses"), "{reason}");
+    let at = get(addr, &repeated(1024));
+    assert_eq!(at.status, 200, "{}", at.body);
 
     let huge = vec![b' '; 100 * 1024];
     let too_long = send(addr, "POST", "/sample/_search", &huge);
@@ -409,6 +430,35 @@ fn a_deadline_is_a_504_and_the_query_is_cancelled() {
     // A deadline already past when a query thread takes it: not run at all.
     assert_eq!(get(addr, "/indexes/sample/search?q=river").status, 200);
     assert_eq!(metric(addr, "apcache_queries_total"), 1.0);
+    scenario.teardown();
+}
+
+/// A query that runs long (no fail point: a sloppy phrase of one word written 63 times, whose
+/// sweep in each document takes a large part of a second) gets its 504 at the deadline, and
+/// its query thread stops at once: the next query, which waits for that one thread, is
+/// answered within its own deadline.
+#[test]
+fn a_deadline_frees_the_query_thread_of_a_long_query() {
+    // No fail point, but the scenario's lock keeps the other tests' load off the timings.
+    let scenario = fail::FailScenario::setup();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("dense.tsv");
+    let body = "w ".repeat(40_000);
+    let lines: String = (0..30).map(|i| format!("doc {i}\t{body}x\n")).collect();
+    std::fs::write(&input, lines).unwrap();
+    let timeout = Duration::from_millis(300);
+    let server = start_on(input, 1, 8, timeout, ServingConfig::default());
+    let addr = server.addr;
+    let phrase = format!("%22{}x%22~8", "w%20".repeat(63));
+    let started = Instant::now();
+    let late = get(addr, &format!("/indexes/sample/search?q={phrase}&k=10"));
+    assert_eq!(late.status, 504, "{}", late.body);
+    let waited = started.elapsed();
+    assert!(waited < timeout * 2, "the 504 came after {waited:?}");
+    let quick = get(addr, "/indexes/sample/search?q=doc&k=3&count=true");
+    assert_eq!(quick.status, 200, "{}", quick.body);
+    assert_eq!(quick.json()["total"]["value"], 30, "{}", quick.body);
+    assert!(metric(addr, "apcache_timeouts_total") >= 1.0);
     scenario.teardown();
 }
 

@@ -37,9 +37,11 @@ pub struct ServeArgs {
     /// The largest `offset + k` (`from + size`) a request may ask for.
     #[arg(long, default_value_t = 10_000)]
     pub max_results: usize,
-    /// The most distinct terms in a query.
-    #[arg(long, default_value_t = 1024)]
-    pub max_terms: usize,
+    /// The most clauses in a query: every term counts each time it is written (`+a +a` is
+    /// two), and every word of a phrase (Lucene's `maxClauseCount`). Past it, 400
+    /// `query_too_large`.
+    #[arg(long, alias = "max-terms", default_value_t = apcache_index::query::MAX_CLAUSES)]
+    pub max_clauses: usize,
     /// The largest request body.
     #[arg(long, default_value = "1MiB", value_parser = apcache_cli::options::size::bytes_usize)]
     pub max_body_bytes: usize,
@@ -156,7 +158,7 @@ pub fn server_config(args: &ServeArgs) -> anyhow::Result<ServerConfig> {
         timeout: Duration::from_millis(args.timeout.max(1)),
         limits: QueryLimits {
             max_results: args.max_results,
-            max_terms: args.max_terms,
+            max_clauses: args.max_clauses,
             max_body_bytes: args.max_body_bytes,
             ..QueryLimits::default()
         },

@@ -6,8 +6,9 @@
 //! evaluation (pruned), printing 1; `TOP_10_COUNT`, `TOP_100_COUNT`, `TOP_1000_COUNT` → top-k
 //! and the exact count, printing the count. Anything else gets `UNSUPPORTED`, and the reason
 //! goes to standard error: an unknown command, a line that is not UTF-8, a query that does not
-//! parse, and a query past the limits of `apcache serve` (16 KiB of text, 1,024 distinct
-//! terms). A line past the text limit is skipped as it is read, never held whole.
+//! parse, and a query past the limits of `apcache serve` (16 KiB of text, 1,024 clauses: a
+//! term counts each time it is written). A line past the text limit is skipped as it is read,
+//! never held whole.
 //!
 //! Answers (and reasons) are flushed whenever no further input is waiting in the read buffer:
 //! a client that sends a line and waits gets its answer at once, and a piped query file is
@@ -172,13 +173,9 @@ pub fn run(args: ServeStdinArgs) -> anyhow::Result<()> {
             }
             let query = parse_query(text, &analyzer, args.query_args.default_operator())
                 .map_err(|e| e.to_string())?;
-            let terms = query.terms().len();
-            if terms > limits.max_terms {
-                return Err(format!(
-                    "the query has {terms} distinct terms; at most {} are accepted",
-                    limits.max_terms
-                ));
-            }
+            query
+                .check_clauses(limits.max_clauses)
+                .map_err(|e| e.to_string())?;
             let result = searcher
                 .search(&query, &args.query_args.options(k, count))
                 .map_err(|e| e.to_string())?;

@@ -68,6 +68,17 @@ pub enum QueryError {
         /// The `~`.
         position: usize,
     },
+    /// A phrase's slop that is negative (`"a b"~-1`) or above
+    /// [`MAX_SLOP`](super::MAX_SLOP).
+    #[error(
+        "invalid slop at byte {position}: a phrase's slop is a whole number from 0 to {}, \
+         as in '\"a b\"~2'",
+        super::MAX_SLOP
+    )]
+    InvalidSlop {
+        /// The `~`.
+        position: usize,
+    },
     /// `term^2`: boosts.
     #[error("boosts ('^' at byte {position}) are not supported")]
     BoostUnsupported {
@@ -139,6 +150,7 @@ impl QueryError {
             | QueryError::LoneOperator { position, .. }
             | QueryError::WildcardUnsupported { position }
             | QueryError::FuzzyUnsupported { position }
+            | QueryError::InvalidSlop { position }
             | QueryError::BoostUnsupported { position }
             | QueryError::RangeUnsupported { position }
             | QueryError::RegexUnsupported { position }

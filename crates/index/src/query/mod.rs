@@ -33,6 +33,7 @@
 
 mod ast;
 mod canonical;
+mod clauses;
 mod error;
 mod note;
 mod parser;
@@ -40,6 +41,9 @@ mod parser;
 mod tests;
 
 pub use ast::{BoolQuery, PhraseQuery, Query};
+pub use clauses::{TooManyClauses, MAX_CLAUSES};
 pub use error::QueryError;
 pub use note::QueryNote;
-pub use parser::{escape, parse_query, parse_query_with_notes, DefaultOperator, MAX_NESTING};
+pub use parser::{
+    escape, parse_query, parse_query_with_notes, DefaultOperator, MAX_NESTING, MAX_SLOP,
+};

@@ -18,6 +18,12 @@ use super::note::QueryNote;
 /// [`QueryError::TooDeeplyNested`] rather than risking the stack.
 pub const MAX_NESTING: usize = 100;
 
+/// The largest phrase slop [`parse_query`] accepts (`"a b"~2147483647`): Lucene's largest
+/// `int`. A slop only bounds how far a match may stretch, so one past a document's length
+/// already means "anywhere"; a larger number is refused as a mistake
+/// ([`QueryError::InvalidSlop`]) rather than capped.
+pub const MAX_SLOP: u32 = i32::MAX as u32;
+
 /// How bare words (`a b`) combine: Lucene's `QueryParser.Operator`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum DefaultOperator {
@@ -43,7 +49,8 @@ pub enum DefaultOperator {
 /// empty [`BoolQuery`], which matches nothing. The result is [`Query::simplified`].
 ///
 /// Fields, wildcards, fuzzy queries, boosts, ranges and regular expressions are answered with an error saying so; malformed input with an error pointing at
-/// the byte where it goes wrong. No input makes it panic.
+/// the byte where it goes wrong, a negative slop or one above [`MAX_SLOP`] among it. No input
+/// makes it panic.
 ///
 /// ```
 /// use apcache_index::analyzer::Analyzer;
@@ -235,7 +242,7 @@ fn lex(text: &str) -> Result<Vec<Token<'_>>, QueryError> {
             }
             '"' => {
                 let (content, end) = lex_quoted(text, start)?;
-                let (slop, end) = lex_slop(text, end);
+                let (slop, end) = lex_slop(text, end)?;
                 position = end;
                 tokens.push(Token {
                     kind: TokenKind::Quoted(content, slop),
@@ -320,13 +327,19 @@ fn lex_word(text: &str, start: usize) -> Result<(String, usize), QueryError> {
 }
 
 /// Reads the `~N` that may follow a closing quote at `at`: returns the slop (0 without one)
-/// and the offset past it. As Lucene's parser does, a fraction is cut off (`~2.5` is 2), a
-/// `~` without a number means 0, and a slop too large for Lucene's `int` is its maximum.
-fn lex_slop(text: &str, at: usize) -> (u32, usize) {
+/// and the offset past it. As Lucene's parser does, a fraction is cut off (`~2.5` is 2) and a
+/// `~` without a number means 0. A slop above [`MAX_SLOP`] (Lucene's largest `int`, which its
+/// parser quietly caps a larger one to) is refused, and so is a negative one (`~-1`, which
+/// Lucene reads as slop 0 and a prohibited word `1`): both are typing mistakes that would
+/// otherwise run as another query than the one meant.
+fn lex_slop(text: &str, at: usize) -> Result<(u32, usize), QueryError> {
     let rest = &text[at..];
     let Some(after) = rest.strip_prefix('~') else {
-        return (0, at);
+        return Ok((0, at));
     };
+    if after.starts_with('-') {
+        return Err(QueryError::InvalidSlop { position: at });
+    }
     let digits = after.bytes().take_while(u8::is_ascii_digit).count();
     let mut end = 1 + digits;
     if digits > 0 && after[digits..].starts_with('.') {
@@ -338,12 +351,13 @@ fn lex_slop(text: &str, at: usize) -> (u32, usize) {
             end += 1 + fraction;
         }
     }
-    let slop = after[..digits]
-        .parse::<u64>()
-        .map_or(if digits > 0 { i32::MAX as u32 } else { 0 }, |n| {
-            n.min(i32::MAX as u64) as u32
-        });
-    (slop, at + end)
+    if digits == 0 {
+        return Ok((0, at + end));
+    }
+    match after[..digits].parse::<u64>() {
+        Ok(slop) if slop <= u64::from(MAX_SLOP) => Ok((slop as u32, at + end)),
+        _ => Err(QueryError::InvalidSlop { position: at }),
+    }
 }
 
 /// Reads the quoted text whose opening quote is at `start`: returns its content with escapes

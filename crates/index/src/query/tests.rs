@@ -112,7 +112,45 @@ fn cases() -> Vec<(
         ("+\"a b\"~2 -c", Or, Ok("+\"a b\"~2 -c")),
         ("\"a b\"~2.7", Or, Ok("\"a b\"~2")),
         ("\"a b\"~", Or, Ok("\"a b\"")),
-        ("\"a b\"~99999999999", Or, Ok("\"a b\"~2147483647")),
+        ("\"a b\"~2147483647", Or, Ok("\"a b\"~2147483647")),
+        ("\"a b\"~2147483647.9", Or, Ok("\"a b\"~2147483647")),
+        // A slop past Lucene's largest int, or a negative one, is a mistake: refused.
+        (
+            "\"a b\"~2147483648",
+            Or,
+            Err(QueryError::InvalidSlop { position: 5 }),
+        ),
+        (
+            "x \"a b\"~99999999999999999999999",
+            Or,
+            Err(QueryError::InvalidSlop { position: 7 }),
+        ),
+        (
+            "\"a b\"~-1",
+            Or,
+            Err(QueryError::InvalidSlop { position: 5 }),
+        ),
+        (
+            "\"a b\"~-",
+            Or,
+            Err(QueryError::InvalidSlop { position: 5 }),
+        ),
+        // Numbers after a fuzzy `~` or a boost `^` are never read: both are refused.
+        (
+            "a~99999999999999999999999",
+            Or,
+            Err(QueryError::FuzzyUnsupported { position: 1 }),
+        ),
+        (
+            "a^99999999999999999999999",
+            Or,
+            Err(QueryError::BoostUnsupported { position: 1 }),
+        ),
+        (
+            "\"a b\"^-1",
+            Or,
+            Err(QueryError::BoostUnsupported { position: 5 }),
+        ),
         (
             "\"a\" b~",
             Or,
@@ -326,6 +364,11 @@ fn error_messages_say_what_to_do() {
         message("a~2"),
         "fuzzy queries ('~' at byte 1) are not supported; a slop ('~2') follows a quoted \
          phrase, and '\\~' searches for the character itself"
+    );
+    assert_eq!(
+        message("\"a b\"~-1"),
+        "invalid slop at byte 5: a phrase's slop is a whole number from 0 to 2147483647, \
+         as in '\"a b\"~2'"
     );
     assert_eq!(
         message("a AND"),

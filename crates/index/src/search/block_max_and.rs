@@ -22,6 +22,7 @@
 use apcache_codec::{Isa, BLOCK_LEN};
 
 use super::bm25::Bm25;
+use super::cancel;
 use super::clause_filter::{self, ClauseMatches};
 use super::lead_filter::{self, LeadPostings, Survivors};
 use super::pruned::{can_beat, clause_stats, excluded, key_floor, lead_floor, Clause, Outcome};
@@ -108,6 +109,9 @@ pub(super) fn block_max_and(
     let mut by_position: Vec<usize> = (0..n).collect();
     by_position.sort_by_key(|&ci| clauses[ci].position);
     'windows: loop {
+        // A window skipped on its bound decodes nothing, and a clause stored as bitsets is
+        // tested bit by bit: the flag is checked for each window and each clause's filter.
+        cancel::check()?;
         let (lead, others) = clauses
             .split_first_mut()
             .expect("a conjunction has clauses");
@@ -159,6 +163,7 @@ pub(super) fn block_max_and(
             if count == 0 {
                 break;
             }
+            cancel::check()?;
             let Window {
                 docs,
                 scratch,

@@ -12,6 +12,7 @@
 //! two frequent terms of similar lengths are counted on a bitset instead
 //! ([`count_dense_pair`]), where their bitset blocks meet a word at a time.
 
+use super::cancel;
 use super::intersect;
 use super::stats::SearchStats;
 use super::term_cursor::{BlockDids, TermCursor};
@@ -272,6 +273,8 @@ pub fn count_intersection(
     let mut count = 0u64;
     let mut window = intersect::Window::new();
     while intersect::next_window(terms, &mut window)? {
+        // A window's other lists may be tested bit by bit, never decoded.
+        cancel::check()?;
         if excluded.is_empty() {
             count += window.docs.len() as u64;
             continue;

@@ -12,6 +12,7 @@ mod clause_filter;
 mod collection_stats;
 mod common_values;
 mod count;
+mod folded;
 mod index_reader;
 mod intersect;
 mod lead_filter;

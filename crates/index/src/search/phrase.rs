@@ -16,6 +16,7 @@ use std::ops::Range;
 use apcache_codec::{Isa, BLOCK_LEN};
 
 use super::bm25::Bm25;
+use super::cancel;
 use super::intersect;
 use super::phrase_matcher::{
     count_pair_matches, exact_phrase_freq, exact_phrase_occurs, phrase_starts, retain_starts,
@@ -309,6 +310,9 @@ impl<'a> PhraseNode<'a> {
     /// From `target` on: the first document holding every term where the phrase occurs.
     fn find(&mut self, mut target: u32) -> Result<u32, IndexError> {
         loop {
+            // A candidate's positions may be long (a stop word's in a long document): the
+            // flag is checked for each.
+            cancel::check()?;
             let candidate = self.align(target)?;
             if candidate == NO_MORE_DOCS {
                 self.doc = NO_MORE_DOCS;
@@ -342,6 +346,7 @@ impl<'a> PhraseNode<'a> {
         }
         let mut target = 0;
         loop {
+            cancel::check()?;
             let candidate = self.align(target)?;
             if candidate == NO_MORE_DOCS {
                 self.doc = NO_MORE_DOCS;
@@ -387,7 +392,7 @@ impl<'a> PhraseNode<'a> {
             self.step_pair_to(places);
             return self.collect_candidate(bm25, top, tally);
         }
-        let freq = self.freq();
+        let freq = self.freq()?;
         self.push_match(freq, bm25, top, tally);
         Ok(())
     }
@@ -433,7 +438,7 @@ impl<'a> PhraseNode<'a> {
             } else {
                 self.load_positions()?;
             }
-            self.freq()
+            self.freq()?
         };
         self.push_match(freq, bm25, top, tally);
         Ok(())
@@ -557,6 +562,7 @@ impl<'a> PhraseNode<'a> {
                     self.terms[other].enter_block()?;
                 }
                 for m in 0..found.matches {
+                    cancel::check()?;
                     let mut places = [0; 2];
                     places[lead] = usize::from(in_lead[m]);
                     places[other] = usize::from(in_other[m]);
@@ -661,10 +667,12 @@ impl<'a> PhraseNode<'a> {
         }
         self.load_positions()?;
         let offsets = &self.offsets;
-        Ok(match &mut self.sloppy {
-            None => with_positions(&self.terms, |p| exact_phrase_occurs(p, offsets)),
+        match &mut self.sloppy {
+            None => Ok(with_positions(&self.terms, |p| {
+                exact_phrase_occurs(p, offsets)
+            })),
             Some(sloppy) => with_positions(&self.terms, |p| sloppy.occurs(p)),
-        })
+        }
     }
 
     /// Whether an exact match is found by [`Self::exact_matches`]: an exact phrase of three
@@ -742,15 +750,15 @@ impl<'a> PhraseNode<'a> {
     }
 
     /// The phrase frequency of the current document, from the positions
-    /// [`Self::load_positions`] read.
-    fn freq(&mut self) -> f32 {
+    /// [`Self::load_positions`] read; `Err(Cancelled)` from a sloppy sweep cancelled midway.
+    fn freq(&mut self) -> Result<f32, IndexError> {
         if let Some(freq) = self.freq {
-            return freq;
+            return Ok(freq);
         }
         if let Some(distance) = self.exact_pair_distance() {
             let freq = self.pair_matches(distance, u32::MAX) as f32;
             self.freq = Some(freq);
-            return freq;
+            return Ok(freq);
         }
         if let (Some(sloppy), true) = (&mut self.sloppy, self.distinct_pair) {
             let (a, b) = (
@@ -759,21 +767,21 @@ impl<'a> PhraseNode<'a> {
             );
             if let Some(freq) = sloppy.pair_freq(a, b) {
                 self.freq = Some(freq);
-                return freq;
+                return Ok(freq);
             }
         }
         let offsets = &self.offsets;
         let freq = match &mut self.sloppy {
             None => with_positions(&self.terms, |p| exact_phrase_freq(p, offsets)) as f32,
-            Some(sloppy) => with_positions(&self.terms, |p| sloppy.freq(p)),
+            Some(sloppy) => with_positions(&self.terms, |p| sloppy.freq(p))?,
         };
         self.freq = Some(freq);
-        freq
+        Ok(freq)
     }
 
     /// BM25 of the current document: the phrase's weight over its phrase frequency.
     pub fn score(&mut self, bm25: &Bm25) -> Result<f32, IndexError> {
-        let freq = self.freq();
+        let freq = self.freq()?;
         Ok(self.score_with_freq(bm25, freq))
     }
 

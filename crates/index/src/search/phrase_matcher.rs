@@ -17,9 +17,11 @@
 
 use apcache_codec::Isa;
 
+use super::cancel::Countdown;
 use super::common_values::count_common_shifted;
 use super::sloppy_pair::{sloppy_pair_freq, within_slop_by_vectors, SloppyPairScratch};
 use super::sorted_search::count_below;
+use crate::IndexError;
 
 /// The number of places in a document where each term `i` sits at `offsets[i]` from a common
 /// start; `positions[i]` are term `i`'s positions in the document, increasing.
@@ -382,11 +384,12 @@ impl SloppyPhrase {
     }
 
     /// The sloppy phrase frequency of a document where term `i` occurs at `positions[i]`
-    /// (increasing, not empty).
-    pub fn freq(&mut self, positions: &[&[u32]]) -> f32 {
+    /// (increasing, not empty). `Err(Cancelled)` when the query is cancelled meanwhile (see
+    /// `cancel.rs`): a long phrase of repeated words sweeps for long in one document.
+    pub fn freq(&mut self, positions: &[&[u32]]) -> Result<f32, IndexError> {
         if let ([a, b], true) = (positions, self.groups.is_empty()) {
             let offsets = [self.cursors[0].offset, self.cursors[1].offset];
-            return self.two_terms(a, b, offsets, offsets);
+            return Ok(self.two_terms(a, b, offsets, offsets));
         }
         self.sweep(positions, false)
     }
@@ -429,27 +432,30 @@ impl SloppyPhrase {
     }
 
     /// Whether the phrase occurs within the slop at all: the sweep of [`SloppyPhrase::freq`]
-    /// stopped at its first match.
-    pub fn occurs(&mut self, positions: &[&[u32]]) -> bool {
+    /// stopped at its first match. `Err(Cancelled)` as for [`SloppyPhrase::freq`].
+    pub fn occurs(&mut self, positions: &[&[u32]]) -> Result<bool, IndexError> {
         if let ([a, b], true) = (positions, self.groups.is_empty()) {
             // Two distinct terms match where their positions, less their offsets, come within
             // the slop of each other (the sweep finds a match exactly then; the property
             // tests check it): a merge of the two lists finds the closest pair.
             let (oa, ob) = (self.cursors[0].offset, self.cursors[1].offset);
-            return within_slop(a, oa, b, ob, self.slop);
+            return Ok(within_slop(a, oa, b, ob, self.slop));
         }
-        self.sweep(positions, true) > 0.0
+        Ok(self.sweep(positions, true)? > 0.0)
     }
 
     /// The sweep: every match's weight summed, or the first one's alone with `first_only`.
-    fn sweep(&mut self, positions: &[&[u32]], first_only: bool) -> f32 {
+    /// Each step moves one cursor on, and costs up to the phrase's length (the queue and the
+    /// repeat groups are searched linearly), so the cancellation flag is checked as it goes.
+    fn sweep(&mut self, positions: &[&[u32]], first_only: bool) -> Result<f32, IndexError> {
         let n = self.cursors.len();
         debug_assert_eq!(positions.len(), n);
+        let mut countdown = Countdown::new();
         let mut end = i64::MIN;
         for c in 0..n {
             self.cursors[c].next = 0;
             if !self.next_position(c, positions) {
-                return 0.0;
+                return Ok(0.0);
             }
         }
         // Start without collisions: the k-th cursor of a repeat group moves k places on.
@@ -457,8 +463,9 @@ impl SloppyPhrase {
             for j in 1..self.groups[g].len() {
                 let c = self.groups[g][j];
                 for _ in 0..j {
+                    countdown.step()?;
                     if !self.next_position(c, positions) {
-                        return 0.0;
+                        return Ok(0.0);
                     }
                 }
             }
@@ -479,8 +486,9 @@ impl SloppyPhrase {
             let mut next = self.top_position();
             let mut matched = false;
             while self.advance(c, positions, &mut end) {
+                countdown.step()?;
                 if self.cursors[c].group.is_some()
-                    && !self.resolve_collisions(c, positions, &mut end)
+                    && !self.resolve_collisions(c, positions, &mut end, &mut countdown)?
                 {
                     break;
                 }
@@ -489,7 +497,7 @@ impl SloppyPhrase {
                     if match_length <= self.slop {
                         freq += weight(match_length);
                         if first_only {
-                            return freq;
+                            return Ok(freq);
                         }
                         matched = true;
                         break;
@@ -507,7 +515,7 @@ impl SloppyPhrase {
             if match_length <= self.slop {
                 freq += weight(match_length);
             }
-            return freq;
+            return Ok(freq);
         }
     }
 
@@ -521,20 +529,27 @@ impl SloppyPhrase {
 
     /// After cursor `c` moved: while it stands on the document position of another cursor
     /// of its term, moves the lesser of the two on. False when a cursor runs out.
-    fn resolve_collisions(&mut self, c: usize, positions: &[&[u32]], end: &mut i64) -> bool {
+    fn resolve_collisions(
+        &mut self,
+        c: usize,
+        positions: &[&[u32]],
+        end: &mut i64,
+        countdown: &mut Countdown,
+    ) -> Result<bool, IndexError> {
         let Some(g) = self.cursors[c].group else {
-            return true;
+            return Ok(true);
         };
         let popped = c;
         let mut c = c;
         loop {
+            countdown.step()?;
             let here = self.cursors[c].position + self.cursors[c].offset;
             let other = self.groups[g]
                 .iter()
                 .copied()
                 .find(|&o| o != c && self.cursors[o].position + self.cursors[o].offset == here);
             let Some(other) = other else {
-                return true;
+                return Ok(true);
             };
             let (a, b) = (&self.cursors[c], &self.cursors[other]);
             if !(a.position < b.position || (a.position == b.position && a.offset < b.offset)) {
@@ -542,7 +557,7 @@ impl SloppyPhrase {
             }
             if c == popped {
                 if !self.advance(c, positions, end) {
-                    return false;
+                    return Ok(false);
                 }
             } else {
                 // A queued cursor moves: it leaves the sorted queue and comes back in its
@@ -551,7 +566,7 @@ impl SloppyPhrase {
                 let at = at.expect("every cursor but the popped one is queued");
                 self.queue.remove(at);
                 if !self.advance(c, positions, end) {
-                    return false;
+                    return Ok(false);
                 }
                 self.push(c);
             }
@@ -687,7 +702,9 @@ mod tests {
         }
         let slices: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
         let ids: Vec<usize> = phrase.iter().map(|&t| usize::from(t)).collect();
-        SloppyPhrase::new(&ids, offsets, slop).freq(&slices)
+        SloppyPhrase::new(&ids, offsets, slop)
+            .freq(&slices)
+            .unwrap()
     }
 
     fn case() -> impl Strategy<Value = (Vec<u8>, Vec<u8>, Vec<u32>)> {
@@ -755,7 +772,7 @@ mod tests {
             if lists.iter().all(|l| !l.is_empty()) {
                 let slices: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
                 let ids: Vec<usize> = phrase.iter().map(|&t| usize::from(t)).collect();
-                prop_assert_eq!(SloppyPhrase::new(&ids, &offsets, slop).occurs(&slices), freq > 0.0);
+                prop_assert_eq!(SloppyPhrase::new(&ids, &offsets, slop).occurs(&slices).unwrap(), freq > 0.0);
                 // The bound that top-k pruning relies on: each match but the last moves a
                 // cursor on, and weighs at most 1.
                 let bound = lists.iter().map(Vec::len).sum::<usize>() + 1 - lists.len();
@@ -877,8 +894,8 @@ mod tests {
             let offsets = [offsets.0, offsets.1];
             let mut phrase = SloppyPhrase::new(&[0, 1], &offsets, slop);
             let lists: [&[u32]; 2] = [&a, &b];
-            let swept = phrase.sweep(&lists, false);
-            prop_assert_eq!(phrase.freq(&lists).to_bits(), swept.to_bits());
+            let swept = phrase.sweep(&lists, false).unwrap();
+            prop_assert_eq!(phrase.freq(&lists).unwrap().to_bits(), swept.to_bits());
             let offsets = [i64::from(offsets[0]), i64::from(offsets[1])];
             let queueless = sweep_two(&a, &b, offsets, offsets, i64::from(slop));
             prop_assert_eq!(queueless.to_bits(), swept.to_bits());
@@ -890,7 +907,7 @@ mod tests {
             let pair = phrase.pair_freq((&a_sums, a_base), (&b_sums, b_base));
             prop_assert_eq!(pair.map(f32::to_bits), Some(swept.to_bits()));
             let occurs = phrase.pair_occurs((&a_sums, a_base), (&b_sums, b_base));
-            prop_assert_eq!(occurs, Some(phrase.sweep(&lists, true) > 0.0));
+            prop_assert_eq!(occurs, Some(phrase.sweep(&lists, true).unwrap() > 0.0));
         }
     }
 
@@ -916,7 +933,7 @@ mod tests {
         let b: Vec<u32> = a.iter().flat_map(|&p| [p, p + 1]).collect();
         for offsets in [[0, 0], [1, 1], [0, 1]] {
             let mut phrase = SloppyPhrase::new(&[0, 1], &offsets, 1);
-            let freq = phrase.freq(&[&a, &b]);
+            let freq = phrase.freq(&[&a, &b]).unwrap();
             let bound = pair_freq_bound(&[a.len() as u32, b.len() as u32]);
             assert!(freq <= bound, "{freq} above its bound {bound}");
             if offsets[0] == offsets[1] {
@@ -924,6 +941,24 @@ mod tests {
                 assert_eq!(freq, 1.5 * a.len() as f32 - 0.5, "offsets {offsets:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_long_sweep_stops_when_its_query_is_cancelled() {
+        use super::super::cancel::CancelScope;
+        use std::sync::atomic::AtomicBool;
+        use std::sync::Arc;
+
+        // One word 64 times over a document of 4,096 of it: a sweep of a quarter of a million
+        // steps, each searching the queue, in a single document.
+        let positions: Vec<u32> = (0..4096).collect();
+        let lists: Vec<&[u32]> = vec![&positions; 64];
+        let offsets: Vec<u32> = (0..64).collect();
+        let mut phrase = SloppyPhrase::new(&[0; 64], &offsets, 10);
+        assert!(phrase.freq(&lists).unwrap() > 0.0);
+        let _scope = CancelScope::enter(Arc::new(AtomicBool::new(true)));
+        assert!(matches!(phrase.freq(&lists), Err(IndexError::Cancelled)));
+        assert!(matches!(phrase.occurs(&lists), Err(IndexError::Cancelled)));
     }
 
     #[test]

@@ -15,13 +15,14 @@ use apcache_codec::BLOCK_LEN;
 
 use super::block_max_and::block_max_and;
 use super::bm25::Bm25;
+use super::cancel;
+use super::folded::Folded;
 use super::max_score_window::MaxScoreWindow;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::term_opener::TermOpener;
 use super::threshold_seed::seed_threshold;
 use super::top_k::{Hit, TopK};
-use crate::query::Query;
 use crate::segment::DocLengths;
 use crate::IndexError;
 
@@ -29,31 +30,52 @@ use crate::IndexError;
 const BOUND_MARGIN: f64 = 1e-6;
 
 /// Query shapes the pruned evaluators handle.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Shape {
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape<'q> {
     /// Documents with any of the terms (none of the excluded ones).
-    Or(Vec<String>, Vec<String>),
+    Or(Vec<BoostedTerm<'q>>, Vec<&'q str>),
     /// Documents with all of the terms (none of the excluded ones).
-    And(Vec<String>, Vec<String>),
+    And(Vec<BoostedTerm<'q>>, Vec<&'q str>),
 }
 
-impl Shape {
+/// A term of a [`Shape`] and the factor of its weight (see [`Folded`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BoostedTerm<'q> {
+    /// The term.
+    pub term: &'q str,
+    /// The factor of its weight.
+    pub boost: f32,
+}
+
+impl<'q> Shape<'q> {
     /// The shape of `query`, if it is a flat disjunction or conjunction of terms.
-    pub fn of(query: &Query) -> Option<Shape> {
-        let terms = |clauses: &[Query]| -> Option<Vec<String>> {
+    pub fn of(query: &Folded<'q>) -> Option<Shape<'q>> {
+        let terms = |clauses: &[Folded<'q>]| -> Option<Vec<BoostedTerm<'q>>> {
             clauses
                 .iter()
                 .map(|c| match c {
-                    Query::Term(t) => Some(t.clone()),
-                    Query::Bool(_) | Query::Phrase(_) => None,
+                    Folded::Term { term, boost } => Some(BoostedTerm {
+                        term,
+                        boost: *boost,
+                    }),
+                    Folded::Bool(_) | Folded::Phrase { .. } => None,
                 })
                 .collect()
         };
+        let names = |clauses: &[Folded<'q>]| -> Option<Vec<&'q str>> {
+            Some(terms(clauses)?.into_iter().map(|t| t.term).collect())
+        };
         match query {
-            Query::Term(t) => Some(Shape::Or(vec![t.clone()], Vec::new())),
-            Query::Phrase(_) => None,
-            Query::Bool(b) => {
-                let excluded = terms(&b.must_not)?;
+            Folded::Term { term, boost } => Some(Shape::Or(
+                vec![BoostedTerm {
+                    term,
+                    boost: *boost,
+                }],
+                Vec::new(),
+            )),
+            Folded::Phrase { .. } => None,
+            Folded::Bool(b) => {
+                let excluded = names(&b.must_not)?;
                 match (b.must.is_empty(), b.should.is_empty()) {
                     (true, false) => Some(Shape::Or(terms(&b.should)?, excluded)),
                     (false, true) => Some(Shape::And(terms(&b.must)?, excluded)),
@@ -132,16 +154,19 @@ pub(super) struct Disjunction<'w, 's> {
     pub(super) bm25: &'w Bm25,
 }
 
+/// Cursors over `terms`, each weighted with its term's weight times its boost (`None` where
+/// the segment lacks the term).
 fn open<'s>(
     opener: &TermOpener<'s>,
-    terms: &[String],
+    terms: &[BoostedTerm<'_>],
     weights: &HashMap<String, f32>,
     best_postings: bool,
 ) -> Result<Vec<Option<TermCursor<'s>>>, IndexError> {
     terms
         .iter()
-        .map(|term| {
-            let cursor = opener.open(term, weights.get(term).copied().unwrap_or(0.0))?;
+        .map(|BoostedTerm { term, boost }| {
+            let weight = boost * weights.get(*term).copied().unwrap_or(0.0);
+            let cursor = opener.open(term, weight)?;
             Ok(cursor.map(|mut cursor| {
                 cursor.use_best_postings(best_postings);
                 cursor
@@ -235,7 +260,11 @@ pub fn search(
     top: &mut TopK,
 ) -> Result<Outcome, IndexError> {
     let (Shape::Or(terms, not) | Shape::And(terms, not)) = shape;
-    let mut exclusions: Vec<TermCursor> = open(opener, not, weights, best_postings)?
+    let not: Vec<BoostedTerm> = not
+        .iter()
+        .map(|term| BoostedTerm { term, boost: 1.0 })
+        .collect();
+    let mut exclusions: Vec<TermCursor> = open(opener, &not, weights, best_postings)?
         .into_iter()
         .flatten()
         .collect();
@@ -316,6 +345,8 @@ fn single_term(
         })
         .collect();
     while let Some((_, Reverse(block))) = blocks.pop() {
+        // A block whose postings all fail the frequency test is never decoded: checked here.
+        cancel::check()?;
         let threshold = top.threshold();
         let entry = cursor.entry(block);
         if threshold.is_some() {
@@ -402,6 +433,9 @@ fn max_score<'s>(
         bm25,
     };
     loop {
+        // A window's work is bounded by its clauses' blocks in it; some of them are only
+        // tested bit by bit, never decoded.
+        cancel::check()?;
         let threshold = top.threshold();
         let clauses = &*disjunction.clauses;
         // Clauses 0..essential cannot reach the threshold on their own: only documents of the

@@ -7,13 +7,15 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::bm25::{Bm25, Norms, Scoring};
+use super::cancel::{self, Countdown};
 use super::collection_stats::CollectionStats;
 use super::count;
+use super::folded::Folded;
 use super::index_reader::IndexReader;
 use super::node::Node;
 use super::phrase::{PhraseNode, PhraseTerm};
 use super::postings_source::PostingsSource;
-use super::pruned;
+use super::pruned::{self, BoostedTerm};
 use super::query_terms::QueryTerms;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
@@ -138,16 +140,19 @@ impl<'a> Searcher<'a> {
         query: &Query,
         options: &SearchOptions,
     ) -> Result<SearchResult, IndexError> {
+        cancel::check()?;
         // A single term's count is its document frequency (an index has no deletions): the
         // dictionaries answer it, with nothing to resolve.
-        if let (Query::Term(term), 0) = (query, options.k) {
-            let mut total_hits = 0;
-            for segment in self.reader.segments() {
-                total_hits += segment
-                    .term(term)?
-                    .map_or(0, |info| u64::from(info.doc_freq));
+        if options.k == 0 {
+            if let Folded::Term { term, .. } = Folded::of(query) {
+                let mut total_hits = 0;
+                for segment in self.reader.segments() {
+                    total_hits += segment
+                        .term(term)?
+                        .map_or(0, |info| u64::from(info.doc_freq));
+                }
+                return Ok(count_only(total_hits));
             }
-            return Ok(count_only(total_hits));
         }
         let terms = QueryTerms::resolve(self.reader, query)?;
         self.search_resolved(query, &terms, options, None)
@@ -162,8 +167,12 @@ impl<'a> Searcher<'a> {
         options: &SearchOptions,
         source: Option<&dyn PostingsSource>,
     ) -> Result<SearchResult, IndexError> {
+        // A query cancelled before it starts (a deadline already past) does no work.
+        cancel::check()?;
+        // Repeats folded: each clause once, with the boost of its repeats.
+        let folded = Folded::of(query);
         // A single term's count is its document frequency (an index has no deletions).
-        if let (Query::Term(term), 0) = (query, options.k) {
+        if let (Folded::Term { term, .. }, 0) = (&folded, options.k) {
             return Ok(count_only(terms.doc_freq(term)));
         }
         let bm25 = self.scorer(options);
@@ -181,7 +190,7 @@ impl<'a> Searcher<'a> {
         let mut total = 0u64;
         let mut exact = true;
         let mut stats = SearchStats::default();
-        let shape = pruned::Shape::of(query);
+        let shape = pruned::Shape::of(&folded);
         for (i, segment) in self.reader.segments().iter().enumerate() {
             let opener = TermOpener {
                 index: i,
@@ -201,7 +210,7 @@ impl<'a> Searcher<'a> {
                 }
             }
             if options.k == 0 {
-                let open = |terms: &[String]| -> Result<(Vec<TermCursor>, bool), IndexError> {
+                let open = |terms: &[&str]| -> Result<(Vec<TermCursor>, bool), IndexError> {
                     let mut cursors = Vec::new();
                     for term in terms {
                         cursors.extend(opener.open(term, 0.0)?);
@@ -211,7 +220,7 @@ impl<'a> Searcher<'a> {
                 };
                 match &shape {
                     Some(pruned::Shape::Or(terms, not)) => {
-                        let ((mut terms, _), (mut not, _)) = (open(terms)?, open(not)?);
+                        let ((mut terms, _), (mut not, _)) = (open(&names(terms))?, open(not)?);
                         if let Some((count, work)) =
                             count::count_union(segment, &mut terms, &mut not)?
                         {
@@ -221,7 +230,7 @@ impl<'a> Searcher<'a> {
                         }
                     }
                     Some(pruned::Shape::And(terms, not)) => {
-                        let ((mut terms, all), (mut not, _)) = (open(terms)?, open(not)?);
+                        let ((mut terms, all), (mut not, _)) = (open(&names(terms))?, open(not)?);
                         if all {
                             let (count, work) =
                                 match count::count_dense_pair(segment, &mut terms, &mut not)? {
@@ -236,7 +245,7 @@ impl<'a> Searcher<'a> {
                     None => {}
                 }
             }
-            let mut node = compile(&opener, query, &weights)?;
+            let mut node = compile(&opener, &folded, &weights)?;
             if let (Node::Phrase(phrase), 0) = (&mut node, options.k) {
                 total += phrase.count()?;
                 stats += phrase.stats();
@@ -249,14 +258,19 @@ impl<'a> Searcher<'a> {
                 stats += phrase.stats();
                 continue;
             }
+            // A match may cost far less than a block decode (a short conjunction), or far
+            // more (a disjunction of a thousand clauses): the flag is checked every so many.
+            let mut countdown = Countdown::new();
             let mut doc = node.start()?;
             if options.k == 0 {
                 while doc != NO_MORE_DOCS {
+                    countdown.step()?;
                     total += 1;
                     doc = node.next_doc()?;
                 }
             } else {
                 while doc != NO_MORE_DOCS {
+                    countdown.step()?;
                     total += 1;
                     let score = node.score(bm25)?;
                     top.push(Hit { doc, score });
@@ -274,20 +288,29 @@ impl<'a> Searcher<'a> {
     }
 }
 
+/// The terms of `terms`, their boosts left out (a count does not score).
+fn names<'q>(terms: &[BoostedTerm<'q>]) -> Vec<&'q str> {
+    terms.iter().map(|t| t.term).collect()
+}
+
 /// Compiles `query` into a node over the segment of `opener`.
 pub(crate) fn compile<'s>(
     opener: &TermOpener<'s>,
-    query: &Query,
+    query: &Folded<'_>,
     weights: &HashMap<String, f32>,
 ) -> Result<Node<'s>, IndexError> {
     Ok(match query {
-        Query::Term(term) => match opener.open(term, weights.get(term).copied().unwrap_or(0.0))? {
-            Some(cursor) => Node::Term(cursor),
-            None => Node::Empty,
-        },
-        Query::Phrase(phrase) => compile_phrase(opener, phrase, weights)?,
-        Query::Bool(b) => {
-            let compile_all = |clauses: &[Query]| {
+        Folded::Term { term, boost } => {
+            // Lucene's `weight = boost · idf`, in `f32`.
+            let weight = boost * weights.get(*term).copied().unwrap_or(0.0);
+            match opener.open(term, weight)? {
+                Some(cursor) => Node::Term(cursor),
+                None => Node::Empty,
+            }
+        }
+        Folded::Phrase { phrase, boost } => compile_phrase(opener, phrase, *boost, weights)?,
+        Folded::Bool(b) => {
+            let compile_all = |clauses: &[Folded<'_>]| {
                 clauses
                     .iter()
                     .map(|c| compile(opener, c, weights))
@@ -306,18 +329,22 @@ pub(crate) fn compile<'s>(
     })
 }
 
-/// Compiles a phrase: empty where the segment lacks one of its terms.
+/// Compiles a phrase whose weight is multiplied by `boost`: empty where the segment lacks one
+/// of its terms.
 fn compile_phrase<'s>(
     opener: &TermOpener<'s>,
     phrase: &PhraseQuery,
+    boost: f32,
     weights: &HashMap<String, f32>,
 ) -> Result<Node<'s>, IndexError> {
-    // Lucene weighs a phrase with the sum of its terms' IDFs, summed in double precision.
-    let weight = phrase
+    // Lucene weighs a phrase with the sum of its terms' IDFs, summed in double precision,
+    // times its boost.
+    let idf = phrase
         .terms
         .iter()
         .map(|(_, term)| f64::from(weights.get(term).copied().unwrap_or(0.0)))
         .sum::<f64>() as f32;
+    let weight = boost * idf;
     let mut terms = Vec::with_capacity(phrase.terms.len());
     for (offset, term) in &phrase.terms {
         let Some(entry) = opener.terms.entry(term, opener.index) else {
