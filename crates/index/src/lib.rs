@@ -11,6 +11,7 @@ pub mod highlight;
 pub mod indexer;
 pub mod ingest;
 pub mod manifest;
+pub mod mapping;
 pub mod memory;
 pub mod merge;
 pub mod plain_query;
