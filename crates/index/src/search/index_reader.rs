@@ -135,11 +135,33 @@ impl IndexReader {
     pub fn doc_freq(&self, term: &str) -> Result<u64, IndexError> {
         let mut df = 0;
         for segment in &self.segments {
-            if let Some(info) = segment.term(term)? {
+            let info = segment.term(term);
+            segment.check_mapped_reads()?;
+            if let Some(info) = info? {
                 df += u64::from(info.doc_freq);
             }
         }
         Ok(df)
+    }
+
+    /// An error naming the file if a read through the mapping of any file of the index
+    /// failed since it was opened ([`IndexError::MappedReadFailed`]); see
+    /// [`crate::mapping::MappedFile`]. A few atomic loads per segment.
+    pub fn check_mapped_reads(&self) -> Result<(), IndexError> {
+        self.segments
+            .iter()
+            .try_for_each(SegmentReader::check_mapped_reads)
+    }
+
+    /// `result`, computed from this index, unless a read through one of its mappings failed
+    /// by now: then the error that names the failed read, since `result` (or the error it
+    /// holds) may come from the zeros read in its place.
+    pub fn unless_mapped_read_failed<T>(
+        &self,
+        result: Result<T, IndexError>,
+    ) -> Result<T, IndexError> {
+        self.check_mapped_reads()?;
+        result
     }
 
     /// The segment holding global DID `doc`, and the document's local index there.
