@@ -46,7 +46,7 @@ impl ErrorKind {
             IndexError::Corrupt { .. }
             | IndexError::ChecksumMismatch { .. }
             | IndexError::Codec { .. } => ErrorKind::CorruptIndex,
-            IndexError::Io { .. } => ErrorKind::Io,
+            IndexError::Io { .. } | IndexError::MappedReadFailed { .. } => ErrorKind::Io,
             _ => ErrorKind::Internal,
         }
     }
