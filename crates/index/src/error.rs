@@ -94,6 +94,14 @@ pub enum IndexError {
         /// The segment.
         segment: String,
     },
+    /// A read through the mapping of an index file failed (the kernel's `SIGBUS`): the file
+    /// shrank or its device failed while it was mapped. Every read of the file fails so
+    /// until the index is opened again.
+    #[error("read error in {} (the file changed or its device failed under the mapping); the index must be reopened, or restored from a backup if the file is damaged", path.display())]
+    MappedReadFailed {
+        /// The file.
+        path: PathBuf,
+    },
     /// The query was cancelled while it ran (see `search::CancelScope`).
     #[error("the query was cancelled")]
     Cancelled,

@@ -12,6 +12,7 @@ pub mod index_dir;
 pub mod indexer;
 pub mod ingest;
 pub mod manifest;
+pub mod mapping;
 pub mod memory;
 pub mod merge;
 pub mod plain_query;

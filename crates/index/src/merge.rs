@@ -114,7 +114,7 @@ pub fn merge_segments(
         .with_positions_codec(writer.positions_codec());
     let parts = term_parts(&readers);
     let store = writer.take_store()?;
-    let (mut writer, store) = std::thread::scope(|scope| {
+    let merged = std::thread::scope(|scope| {
         let mut outputs = Vec::with_capacity(ENCODERS);
         let mut encoders = Vec::with_capacity(ENCODERS);
         for first in 0..ENCODERS {
@@ -171,7 +171,12 @@ pub fn merge_segments(
             (Some(e), _, _) | (None, Err(e), _) | (None, _, Err(e)) => Err(e),
             (None, Ok(writer), Ok(store)) => Ok((writer, store)),
         }
-    })?;
+    });
+    // A failed read of an input's mapping read zeros, which may now be in the output.
+    for reader in &readers {
+        reader.check_mapped_reads()?;
+    }
+    let (mut writer, store) = merged?;
     writer.put_store(store);
     writer.finish()
 }

@@ -44,7 +44,7 @@ impl ErrorKind {
     pub fn of_index(e: &IndexError) -> ErrorKind {
         match e {
             e if e.is_damage() => ErrorKind::CorruptIndex,
-            IndexError::Io { .. } => ErrorKind::Io,
+            IndexError::Io { .. } | IndexError::MappedReadFailed { .. } => ErrorKind::Io,
             _ => ErrorKind::Internal,
         }
     }

@@ -1,8 +1,9 @@
 //! The server over real HTTP on an index of the bundled sample: bad input gets its status and
 //! a JSON error, a full queue a 503 with Retry-After, a deadline a 504 with the query
-//! cancelled where it stood, a panic in a query thread a 500 with the pool still whole, and a
-//! closed connection cancels its query. Faults are injected with fail points; every test
-//! holds the fail-point scenario, so they run one at a time.
+//! cancelled where it stood, a panic in a query thread a 500 with the pool still whole, a
+//! closed connection cancels its query, and a file cut under the running server fails the
+//! requests that read it with a 500 while the others are served. Faults are injected with
+//! fail points; every test holds the fail-point scenario, so they run one at a time.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -375,6 +376,63 @@ fn storage_faults_and_damaged_terms_fail_only_what_they_touch() {
         2.0 + damaged as f64
     );
     assert_eq!(metric(addr, "apcache_failed_total"), 2.0);
+    scenario.teardown();
+}
+
+#[test]
+fn a_file_cut_under_the_server_fails_the_requests_that_read_it() {
+    let scenario = fail::FailScenario::setup();
+    let cached = ServingConfig {
+        mode: ServingMode::HybridPrefetch,
+        tier: TierSpec::Anonymous,
+        loader: LoaderKind::Mmap,
+        cache_bytes: Some(16 << 20),
+        ..ServingConfig::default()
+    };
+    // `base` reads postings through the segment's mapping; `hybrid-prefetch` with the mmap
+    // loader copies them into the cache through a mapping of its own first.
+    for serving in [ServingConfig::default(), cached] {
+        let mode = serving.mode;
+        let server = start_serving(1, 8, Duration::from_secs(10), serving);
+        let addr = server.addr;
+        let search = |q: &str| get(addr, &format!("/indexes/sample/search?q={q}&count=true"));
+        assert_eq!(search("river+valley").status, 200);
+        assert_eq!(search("telescope").status, 200);
+
+        // The postings file is emptied under the live mappings: the next read of a posting
+        // gets SIGBUS, which must fail the request, not the process.
+        let index = server._dir.path().join("sample");
+        let manifest = apcache_index::Manifest::load(&index).unwrap();
+        let post = &manifest.segments[0].file(FileKind::Postings).unwrap().name;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(index.join(post))
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+        // A term no earlier query read, so that no cache holds it.
+        for _ in 0..2 {
+            let failed = search("observatory");
+            assert_eq!(failed.status, 500, "{mode:?}: {}", failed.body);
+            let error = &failed.json()["error"];
+            assert_eq!(error["type"], "io_exception", "{mode:?}: {}", failed.body);
+            let reason = error["reason"].as_str().unwrap();
+            assert!(
+                reason.contains(post.as_str()) && reason.contains("read error"),
+                "{reason}"
+            );
+        }
+        assert_eq!(metric(addr, "apcache_failed_total"), 2.0, "{mode:?}");
+        if mode == ServingMode::HybridPrefetch {
+            // The cache's loader met the failed page first and gave the term up.
+            assert!(metric(addr, "apcache_load_errors_total") >= 1.0);
+        }
+        // What does not read postings is answered as before.
+        assert_eq!(get(addr, "/health").status, 200);
+        assert_eq!(get(addr, "/_cat/indices").status, 200);
+        let document = get(addr, "/indexes/sample/docs/0");
+        assert_eq!(document.status, 200, "{}", document.body);
+    }
     scenario.teardown();
 }
 

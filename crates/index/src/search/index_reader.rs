@@ -164,11 +164,34 @@ impl IndexReader {
     pub fn doc_freq(&self, term: &str) -> Result<u64, IndexError> {
         let mut df = 0;
         for segment in &self.segments {
-            if let Some(info) = segment.term(term)? {
+            let info = segment.term(term);
+            segment.check_query_reads()?;
+            if let Some(info) = info? {
                 df += u64::from(info.doc_freq);
             }
         }
         Ok(df)
+    }
+
+    /// An error naming the file if a read through the mapping of any file a query reads
+    /// (every file of every segment but the stores) failed since the index was opened
+    /// ([`IndexError::MappedReadFailed`]); see [`crate::mapping::MappedFile`]. A few atomic
+    /// loads per segment.
+    pub fn check_query_reads(&self) -> Result<(), IndexError> {
+        self.segments
+            .iter()
+            .try_for_each(SegmentReader::check_query_reads)
+    }
+
+    /// `result`, a query's, unless a read through one of the mappings queries read failed by
+    /// now ([`IndexReader::check_query_reads`]): then the error that names the failed read,
+    /// since `result` (or the error it holds) may come from the zeros read in its place.
+    pub fn unless_mapped_read_failed<T>(
+        &self,
+        result: Result<T, IndexError>,
+    ) -> Result<T, IndexError> {
+        self.check_query_reads()?;
+        result
     }
 
     /// The segment holding global DID `doc`, and the document's local index there.

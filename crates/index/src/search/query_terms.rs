@@ -38,6 +38,11 @@ impl QueryTerms {
 
     /// Like [`QueryTerms::resolve`], reusing this value's allocation.
     pub fn resolve_into(&mut self, reader: &IndexReader, query: &Query) -> Result<(), IndexError> {
+        let resolved = self.resolve_unchecked(reader, query);
+        reader.unless_mapped_read_failed(resolved)
+    }
+
+    fn resolve_unchecked(&mut self, reader: &IndexReader, query: &Query) -> Result<(), IndexError> {
         self.terms.clear();
         // Distinct and sorted.
         let terms = query.terms();

@@ -134,8 +134,18 @@ impl<'a> Searcher<'a> {
         Bm25::new(options.scoring, options.norms, doc_count, total_tokens)
     }
 
-    /// Runs `query`.
+    /// Runs `query`. Fails with [`IndexError::MappedReadFailed`] if a read of the index
+    /// through a mapping failed by the time it ends.
     pub fn search(
+        &self,
+        query: &Query,
+        options: &SearchOptions,
+    ) -> Result<SearchResult, IndexError> {
+        self.reader
+            .unless_mapped_read_failed(self.search_unchecked(query, options))
+    }
+
+    fn search_unchecked(
         &self,
         query: &Query,
         options: &SearchOptions,
@@ -155,12 +165,26 @@ impl<'a> Searcher<'a> {
             }
         }
         let terms = QueryTerms::resolve(self.reader, query)?;
-        self.search_resolved(query, &terms, options, None)
+        self.search_resolved_unchecked(query, &terms, options, None)
     }
 
     /// Runs `query`, whose terms are already looked up in `terms` (see [`QueryTerms`]),
-    /// reading blocks from `source` where it holds them.
+    /// reading blocks from `source` where it holds them. Fails with
+    /// [`IndexError::MappedReadFailed`] if a read of the index through a mapping failed by the
+    /// time it ends (the terms, or blocks a source copied, may have been read from zeros).
     pub fn search_resolved(
+        &self,
+        query: &Query,
+        terms: &QueryTerms,
+        options: &SearchOptions,
+        source: Option<&dyn PostingsSource>,
+    ) -> Result<SearchResult, IndexError> {
+        self.reader.unless_mapped_read_failed(
+            self.search_resolved_unchecked(query, terms, options, source),
+        )
+    }
+
+    fn search_resolved_unchecked(
         &self,
         query: &Query,
         terms: &QueryTerms,

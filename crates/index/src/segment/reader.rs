@@ -1,11 +1,9 @@
 //! Reads a committed segment through mmap.
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
 use apcache_codec::{BlockCodec, CodecKind, BLOCK_LEN};
-use memmap2::Mmap;
 
 use super::positions_file::{self, PositionsFile};
 use super::store::{BlockSource, StoreIndex, StoreReader};
@@ -18,13 +16,14 @@ use crate::format::{
     FileKind, FramedFile, NormsFile, PositionsCodec, SkipEntries, SkipEntry, TermGroups, TermInfo,
     TermPositions, HEADER_LEN,
 };
+use crate::mapping::MappedFile;
 use crate::search::TermEntry;
 use crate::IndexError;
 
 /// The body of a mapped file.
 #[derive(Clone)]
 pub(crate) struct MappedBody {
-    map: Arc<Mmap>,
+    map: Arc<MappedFile>,
     len: usize,
 }
 
@@ -38,6 +37,12 @@ impl MappedBody {
     /// The whole mapped file, framing included.
     pub(crate) fn file_bytes(&self) -> &[u8] {
         &self.map
+    }
+
+    /// An error if a read of the file through its mapping failed (see [`MappedFile`]).
+    #[inline]
+    pub(crate) fn check(&self) -> Result<(), IndexError> {
+        self.map.check()
     }
 }
 
@@ -90,10 +95,7 @@ fn map_file(
         Some(placed) if METADATA_FILES.contains(&kind) => placed.join(&file_meta.name),
         _ => meta.directory(dir).join(&file_meta.name),
     };
-    let file = File::open(&path).map_err(|e| IndexError::io(&path, e))?;
-    // SAFETY: index files are immutable once committed; apcache never writes to a committed
-    // file, and the mapping is read-only.
-    let map = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::io(&path, e))?;
+    let map = MappedFile::open(&path)?;
     if map.len() as u64 != file_meta.bytes {
         return Err(IndexError::corrupt(
             &file_meta.name,
@@ -107,10 +109,11 @@ fn map_file(
     if matches!(kind, FileKind::TermInfos | FileKind::Skip | FileKind::Store) {
         // Small reads at scattered offsets (a term's metadata, a hit's store block):
         // read-ahead around them only evicts pages that matter when memory is tight.
-        // Advice failing changes nothing but speed.
-        let _ = map.advise(memmap2::Advice::Random);
+        map.advise(memmap2::Advice::Random);
     }
-    let framed = FramedFile::parse(&map, kind, &file_meta.name)?;
+    let framed = FramedFile::parse(&map, kind, &file_meta.name);
+    map.check()?;
+    let framed = framed?;
     if framed.crc != file_meta.crc32c {
         return Err(IndexError::corrupt(
             &file_meta.name,
@@ -121,6 +124,16 @@ fn map_file(
         map: Arc::new(map),
         len: framed.body_len,
     })
+}
+
+/// `result`, unless a read of `body` through its mapping failed while computing it: then the
+/// error that names the failed read (the other may come from the zeros read in its place).
+fn unless_read_failed<T>(
+    result: Result<T, IndexError>,
+    body: &MappedBody,
+) -> Result<T, IndexError> {
+    body.check()?;
+    result
 }
 
 impl SegmentReader {
@@ -151,8 +164,14 @@ impl SegmentReader {
             .build();
         let dict = map_file(dir, meta, FileKind::Dictionary, metadata_dir)?;
         let dict_name = &meta.file(FileKind::Dictionary).expect("mapped").name;
-        FramedFile::verify(dict.file_bytes(), FileKind::Dictionary, dict_name)?;
-        let dictionary = TermDictionary::open(meta.dictionary, dict, dict_name)?;
+        unless_read_failed(
+            FramedFile::verify(dict.file_bytes(), FileKind::Dictionary, dict_name),
+            &dict,
+        )?;
+        let dictionary = unless_read_failed(
+            TermDictionary::open(meta.dictionary, dict.clone(), dict_name),
+            &dict,
+        )?;
         let reader = SegmentReader {
             codec,
             dictionary,
@@ -162,11 +181,13 @@ impl SegmentReader {
             norms: map_file(dir, meta, FileKind::Norms, metadata_dir)?,
             store: map_file(dir, meta, FileKind::Store, metadata_dir)?,
             positions: match meta.file(FileKind::Positions) {
-                Some(file) => Some(PositionsFile::new(
-                    map_file(dir, meta, FileKind::Positions, None)?,
-                    &file.name,
-                    meta.terms,
-                )?),
+                Some(file) => {
+                    let body = map_file(dir, meta, FileKind::Positions, None)?;
+                    Some(unless_read_failed(
+                        PositionsFile::new(body.clone(), &file.name, meta.terms),
+                        &body,
+                    )?)
+                }
                 None => None,
             },
             verified: VerifiedTerms::new(meta.terms),
@@ -175,36 +196,68 @@ impl SegmentReader {
             direct: None,
             meta: meta.clone(),
         };
-        if TermGroups::new(reader.term_infos.as_ref(), meta.terms).is_none() {
+        let checked = reader.check_at_open();
+        reader.check_mapped_reads()?;
+        checked?;
+        Ok(reader)
+    }
+
+    /// The checks of [`SegmentReader::open`] that read the mapped files.
+    fn check_at_open(&self) -> Result<(), IndexError> {
+        if TermGroups::new(self.term_infos.as_ref(), self.meta.terms).is_none() {
             return Err(IndexError::corrupt(
-                reader.file_name(FileKind::TermInfos),
+                self.file_name(FileKind::TermInfos),
                 "too short for its table of term groups",
             ));
         }
-        if reader.skip.as_ref().len() % SkipEntry::LEN != 0 {
+        if self.skip.as_ref().len() % SkipEntry::LEN != 0 {
             return Err(IndexError::corrupt(
-                reader.file_name(FileKind::Skip),
+                self.file_name(FileKind::Skip),
                 "not a whole number of skip entries",
             ));
         }
         FramedFile::verify(
-            reader.norms.file_bytes(),
+            self.norms.file_bytes(),
             FileKind::Norms,
-            reader.file_name(FileKind::Norms),
+            self.file_name(FileKind::Norms),
         )?;
-        if let Err(what) = NormsFile::new(reader.norms.as_ref(), meta.documents()) {
-            return Err(IndexError::corrupt(reader.file_name(FileKind::Norms), what));
+        if let Err(what) = NormsFile::new(self.norms.as_ref(), self.meta.documents()) {
+            return Err(IndexError::corrupt(self.file_name(FileKind::Norms), what));
         }
-        Ok(reader)
+        Ok(())
     }
 
     /// Recomputes the checksum of every file.
     pub fn verify_checksums(&self) -> Result<(), IndexError> {
         for (kind, body) in self.bodies() {
             let name = &self.meta.file(kind).expect("opened").name;
-            FramedFile::verify(body.file_bytes(), kind, name)?;
+            let verified = FramedFile::verify(body.file_bytes(), kind, name);
+            body.check()?;
+            verified?;
         }
         Ok(())
+    }
+
+    /// An error naming the file if a read through the mapping of any of the segment's files
+    /// failed since it was opened ([`IndexError::MappedReadFailed`]): what was read from it
+    /// may have been zeros, so nothing computed from the segment can be trusted.
+    pub fn check_mapped_reads(&self) -> Result<(), IndexError> {
+        self.check_query_reads()?;
+        self.store.check()
+    }
+
+    /// [`SegmentReader::check_mapped_reads`] of the files queries read: all but the store,
+    /// whose reads [`SegmentReader::stored`] checks.
+    pub fn check_query_reads(&self) -> Result<(), IndexError> {
+        self.dictionary.inner().check()?;
+        self.term_infos.check()?;
+        self.skip.check()?;
+        self.postings.check()?;
+        self.norms.check()?;
+        match &self.positions {
+            Some(positions) => positions.body().check(),
+            None => Ok(()),
+        }
     }
 
     fn bodies(&self) -> Vec<(FileKind, &MappedBody)> {
@@ -716,7 +769,10 @@ impl SegmentReader {
 
     /// The stored document at local index `local`.
     pub fn stored(&self, local: u32) -> Result<StoredDocument, IndexError> {
-        self.store_reader()?.get(local)
+        let stored = self.store_reader().and_then(|store| store.get(local));
+        // Read through the mapping (the block index, or the blocks unless read uncached).
+        self.store.check()?;
+        stored
     }
 
     /// The document store, its block index read and verified on first use.

@@ -2,13 +2,15 @@
 //!
 //! The simplest loader and the one an mmap-based engine effectively uses: every byte goes
 //! through the page cache, which the kernel fills with readahead and which is charged to the
-//! reading process's memory cgroup.
+//! reading process's memory cgroup. The mapping is an index [`MappedFile`]: a page that cannot
+//! be read (the file truncated under it, a device error) reads as zeros instead of ending the
+//! process with `SIGBUS`, and the range that read it fails with an I/O error.
 
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
+use apcache_index::mapping::MappedFile;
 
 use super::{read_in_file, LoaderStats, StatsCounter, StorageLoader};
 use crate::error::TierError;
@@ -19,7 +21,7 @@ use crate::error::TierError;
 pub struct MmapLoader {
     path: PathBuf,
     /// `None` for an empty file, which cannot be mapped.
-    map: Option<Mmap>,
+    map: Option<MappedFile>,
     len: u64,
     stats: StatsCounter,
 }
@@ -36,9 +38,10 @@ impl MmapLoader {
         let map = if len == 0 {
             None
         } else {
-            // SAFETY: index files are immutable once written; a file truncated under the
-            // mapping would fault, as with any mmap-based reader.
-            Some(unsafe { Mmap::map(&file) }.map_err(err)?)
+            Some(MappedFile::map(&file, path).map_err(|e| match e {
+                apcache_index::IndexError::Io { source, .. } => err(source),
+                other => err(io::Error::other(other)),
+            })?)
         };
         Ok(MmapLoader {
             path: path.to_path_buf(),
@@ -63,6 +66,14 @@ impl StorageLoader for MmapLoader {
                 .expect("a non-empty range implies a mapped file");
             // In range: checked against the length the mapping was made with.
             sink(0, &map[offset as usize..(offset + len) as usize]);
+            if map.faulted() {
+                // The sink may have copied zeros: the caller discards the range on an error.
+                return Err(io::Error::other(
+                    apcache_index::IndexError::MappedReadFailed {
+                        path: self.path.clone(),
+                    },
+                ));
+            }
             self.stats.add_read(len);
             Ok(())
         })
