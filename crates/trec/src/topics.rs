@@ -181,7 +181,12 @@ pub fn read_topics(path: &Path, format: Option<TopicFormat>) -> Result<Vec<Topic
         Err(e) => {
             let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
             let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-            return Err(TopicError::at(line, "not UTF-8 text").in_file(path));
+            return Err(TopicError::at(
+                line,
+                "not UTF-8 text (a Latin-1 file, as the Million Query topics are, converts \
+                 with iconv -f latin1 -t utf-8)",
+            )
+            .in_file(path));
         }
     };
     parse_topics(&text, format).map_err(|e| e.in_file(path))
