@@ -372,7 +372,7 @@ fn pieces(text: &str) -> Result<Vec<Piece<'_>>, TopicError> {
                         )
                     })?;
                     (length, None)
-                } else if let Some(end) = rest.strip_prefix("<?").and_then(|_| rest.find('>')) {
+                } else if let Some(end) = rest.find('>').filter(|_| rest.starts_with("<?")) {
                     (end + 1, None)
                 } else if let Some((name, closing, attributes, length)) = tag_at(rest) {
                     let piece = Piece::Tag {
