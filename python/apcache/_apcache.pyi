@@ -193,7 +193,8 @@ class IndexWriter:
         overwrite: bool = False,
     ) -> None: ...
     def add(self, id: Union[str, int], title: str, body: str) -> None:
-        """Adds one document (ValueError for an empty id or one with whitespace)."""
+        """Adds one document (ValueError for an empty id, one with whitespace or one already
+        added, 1 and "1" being the same id; TypeError for a bool)."""
     def add_many(self, documents: Iterable[_Document]) -> int:
         """Adds every document of an iterable, one at a time; returns how many."""
     def commit(self) -> dict:
