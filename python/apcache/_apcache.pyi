@@ -193,7 +193,8 @@ class IndexWriter:
         overwrite: bool = False,
     ) -> None: ...
     def add(self, id: Union[str, int], title: str, body: str) -> None:
-        """Adds one document (ValueError for an empty id or one with whitespace)."""
+        """Adds one document (ValueError for an empty id, one with whitespace or one already
+        added, 1 and "1" being the same id; TypeError for a bool)."""
     def add_many(self, documents: Iterable[_Document]) -> int:
         """Adds every document of an iterable, one at a time; returns how many."""
     def commit(self) -> dict:
@@ -203,8 +204,9 @@ class IndexWriter:
     def __len__(self) -> int: ...
 
 def read_topics(path: _Path, format: Optional[str] = None) -> dict[str, str]:
-    """{qid: query} from a TREC topic file (<top> or <topic> form) or qid<TAB>query lines
-    (format "trec" or "tsv"; default: detected). TopicError, naming the line, if malformed."""
+    """{qid: query} from a TREC topic file (<top> or <topic> form, any root element),
+    qid<TAB>query lines or qid:query lines (format "trec", "tsv" or "colon"; default:
+    detected). TopicError, naming the line, if malformed."""
 
 def write_trec_run(results: Mapping[str, list[Hit]], path: _Path, tag: str = "apcache") -> int:
     """Writes batch_search's results as a six-column TREC run; returns the lines written."""

@@ -39,8 +39,8 @@ use apcache_tier::ServingMode;
 use apcache_trec::{RunWriter, TopicError as EngineTopicError, TopicFormat};
 use pyo3::exceptions::{PyException, PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use std::collections::BTreeMap;
+use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use std::collections::{BTreeMap, HashSet};
 
 pyo3::create_exception!(
     apcache,
@@ -809,7 +809,10 @@ struct IndexWriter {
     path: PathBuf,
     options: IndexOptions,
     spool: Option<BufWriter<tempfile::NamedTempFile>>,
+    /// The ids in the order added: the documents' numbers are their positions.
     ids: Vec<String>,
+    /// The same ids, to refuse one given twice (a run would name two documents alike).
+    seen: HashSet<String>,
     committed: usize,
     overwrite: bool,
 }
@@ -838,18 +841,30 @@ impl IndexWriter {
 
     fn add_one(&mut self, id: String, title: &str, body: &str) -> PyResult<()> {
         ExternalIds::check(&id).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        if self.seen.contains(&id) {
+            return Err(PyValueError::new_err(format!(
+                "document id {id:?} was already added (ids name one document each)"
+            )));
+        }
         let line = serde_json::json!({"title": title, "body": body}).to_string();
         let spool = self.spool()?;
         spool
             .write_all(line.as_bytes())
             .and_then(|()| spool.write_all(b"\n"))
             .map_err(|e| IndexError::new_err(format!("cannot write the document spool: {e}")))?;
+        self.seen.insert(id.clone());
         self.ids.push(id);
         Ok(())
     }
 }
 
 fn id_text(id: &Bound<'_, PyAny>) -> PyResult<String> {
+    // bool is a subclass of int: True would pass as the id "True".
+    if id.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(
+            "a document id is a str or an int, not a bool",
+        ));
+    }
     if id.is_instance_of::<PyString>() {
         return id.extract();
     }
@@ -913,6 +928,7 @@ impl IndexWriter {
             },
             spool: None,
             ids: Vec::new(),
+            seen: HashSet::new(),
             committed: 0,
             overwrite,
         })
@@ -984,7 +1000,14 @@ impl IndexWriter {
             ExternalIds::write(&path, manifest.generation, ids.iter().map(String::as_str))?;
             Ok(report)
         });
-        let report = report.map_err(index_error)?;
+        let report = report.map_err(|error| match error {
+            // The engine's message names the command line's --force.
+            EngineIndexError::IndexExists(dir) => IndexError::new_err(format!(
+                "{} already holds an index; pass overwrite=True to IndexWriter to replace it",
+                dir.display()
+            )),
+            other => index_error(other),
+        })?;
         self.committed = self.ids.len();
         let dict = PyDict::new(py);
         dict.set_item("documents", report.documents)?;

@@ -176,6 +176,46 @@ def test_writer_refuses_bad_input(tmp_path):
         writer.commit()
 
 
+def test_writer_refuses_a_duplicate_id(tmp_path):
+    writer = apcache.IndexWriter(tmp_path / "dup")
+    writer.add("d1", "One", "the first")
+    with pytest.raises(ValueError, match='document id "d1" was already added'):
+        writer.add("d1", "Again", "a second document under the same id")
+    writer.add(7, "Seven", "an int id")
+    with pytest.raises(ValueError, match='document id "7" was already added'):
+        writer.add("7", "Seven again", "the same id as text")
+    with pytest.raises(ValueError, match='document id "d1" was already added'):
+        writer.add_many([("d2", "Two", "new"), {"id": "d1", "title": "x", "body": "y"}])
+    assert len(writer) == 3  # d1, 7, d2: nothing of the refused ones
+    writer.commit()
+    with apcache.Index(tmp_path / "dup") as index:
+        assert index.stats()["documents"] == 3
+        assert sorted(h.id for h in index.search("first OR int OR new")) == ["7", "d1", "d2"]
+
+
+def test_writer_refuses_a_bool_id(tmp_path):
+    writer = apcache.IndexWriter(tmp_path / "bool")
+    for bad in [True, False]:
+        with pytest.raises(TypeError, match="not a bool"):
+            writer.add(bad, "t", "b")
+    with pytest.raises(TypeError, match="not a bool"):
+        writer.add_many([(True, "t", "b")])
+    assert len(writer) == 0
+    writer.add(1, "t", "an int is still an id")
+    assert len(writer) == 1
+
+
+def test_committing_over_an_index_names_the_python_argument(tmp_path):
+    path = tmp_path / "there"
+    with apcache.IndexWriter(path) as writer:
+        writer.add("a", "A", "first build")
+    writer = apcache.IndexWriter(path)
+    writer.add("b", "B", "second build")
+    with pytest.raises(apcache.IndexError, match="pass overwrite=True") as raised:
+        writer.commit()
+    assert "--force" not in str(raised.value)
+
+
 def test_positions_are_kept_unless_refused(tmp_path):
     for positions in [True, False]:
         path = tmp_path / f"positions-{positions}"

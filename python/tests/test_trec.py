@@ -38,6 +38,35 @@ def test_read_topics_in_both_forms(tmp_path):
     assert apcache.read_topics(tsv, format="tsv") == apcache.read_topics(tsv)
 
 
+WEB_TRACK = """<?xml version="1.0"?>
+<!DOCTYPE webtrack2009 [
+<!ELEMENT webtrack2009 (topic+)>
+<!ATTLIST topic number CDATA #REQUIRED type (ambiguous|faceted) #REQUIRED>
+]>
+<webtrack2009>
+<topic number="1" type="faceted">
+  <query>lighthouse keeper history</query>
+  <description>Find the history of lighthouse keepers.</description>
+  <subtopic number="1" type="inf">Find accounts by keepers.</subtopic>
+</topic>
+</webtrack2009>
+"""
+
+
+def test_read_topics_takes_the_releases_as_shipped(tmp_path):
+    web = tmp_path / "wt09.topics.full.xml"
+    web.write_text("\ufeff" + WEB_TRACK, encoding="utf-8")
+    assert apcache.read_topics(web) == {"1": "lighthouse keeper history"}
+    mq = tmp_path / "08.million-query-topics"
+    mq.write_text("\ufeff10001:state tax rates\n10002:star trek: voyager\n", encoding="utf-8")
+    expected = {"10001": "state tax rates", "10002": "star trek: voyager"}
+    assert apcache.read_topics(mq) == expected
+    assert apcache.read_topics(mq, format="colon") == expected
+    tsv = tmp_path / "queries.dev.tsv"
+    tsv.write_text("\ufeff1048585\twhat is paula deen's brother\n", encoding="utf-8")
+    assert apcache.read_topics(tsv) == {"1048585": "what is paula deen's brother"}
+
+
 def test_malformed_topics_name_the_line(tmp_path):
     bad = tmp_path / "bad.tsv"
     bad.write_text("1\tfine\n2 no tab\n")

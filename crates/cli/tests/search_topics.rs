@@ -1,5 +1,5 @@
-//! `apcache search --topics`: topic files in both forms, TREC run output, plain and Lucene
-//! parsing, and the errors of a malformed file.
+//! `apcache search --topics`: topic files in every form (a Web track file as shipped among
+//! them), TREC run output, plain and Lucene parsing, and the errors of a malformed file.
 
 mod common;
 
@@ -107,6 +107,78 @@ fn topic_runs_in_both_forms_agree_with_single_searches() {
     ));
     assert!(readable.contains("topic 8: c++ u.s.: don't"), "{readable}");
     assert!(readable.contains("topic 9: !!!  (0 hits)"), "{readable}");
+}
+
+/// A Web track 2009 topic file as shipped: a byte-order mark, an XML declaration, a DOCTYPE
+/// whose internal subset holds `>`s, the root `<webtrack2009>`, subtopics.
+const WEB_TRACK_2009: &str = "\u{feff}<?xml version=\"1.0\" encoding=\"UTF-8\"?>
+<!DOCTYPE webtrack2009 [
+<!ELEMENT webtrack2009 (topic+)>
+<!ELEMENT topic (query, description, subtopic+)>
+<!ATTLIST topic number CDATA #REQUIRED type (ambiguous|faceted) #REQUIRED>
+<!ELEMENT subtopic (#PCDATA)>
+<!ATTLIST subtopic number CDATA #REQUIRED type (nav|inf) #REQUIRED>
+]>
+<webtrack2009>
+<topic number=\"7\" type=\"faceted\">
+  <query>river valley</query>
+  <description>
+  Find rivers and the valleys they cut.
+  </description>
+  <subtopic number=\"1\" type=\"inf\">
+  Which valleys were cut by rivers?
+  </subtopic>
+</topic>
+<topic number=\"8\" type=\"ambiguous\">
+  <query>railway station</query>
+  <description>
+  Find railway stations.
+  </description>
+  <subtopic number=\"1\" type=\"nav\">
+  Find a railway station's home page.
+  </subtopic>
+</topic>
+</webtrack2009>
+";
+
+#[test]
+fn a_web_track_file_as_shipped_runs_as_its_queries_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build_sample_index(dir.path());
+    let web = dir.path().join("wt09.topics.full.xml");
+    std::fs::write(&web, WEB_TRACK_2009).unwrap();
+    let tsv = dir.path().join("topics.tsv");
+    std::fs::write(&tsv, "7\triver valley\n8\trailway station\n").unwrap();
+    let colon = dir.path().join("topics.colon");
+    std::fs::write(&colon, "7:river valley\n8:railway station\n").unwrap();
+
+    let run_of = |file: &Path, extra: &[&str]| {
+        let mut args = vec!["--topics", file.to_str().unwrap(), "--trec", "-k", "5"];
+        args.extend_from_slice(extra);
+        stdout(&search(&index, &args))
+    };
+    let from_web = run_of(&web, &[]);
+    let qids: Vec<&str> = from_web
+        .lines()
+        .map(|line| line.split(' ').next().unwrap())
+        .collect();
+    let expected: Vec<&str> = ["7"; 5].into_iter().chain(["8"; 5]).collect();
+    assert_eq!(qids, expected, "five hits a topic:\n{from_web}");
+    assert_eq!(from_web, run_of(&tsv, &[]));
+    assert_eq!(from_web, run_of(&colon, &[]));
+    assert_eq!(from_web, run_of(&web, &["--topics-format", "trec"]));
+    assert_eq!(from_web, run_of(&colon, &["--topics-format", "colon"]));
+
+    // A topic left open before the root closes is refused with its line.
+    let broken = dir.path().join("broken.xml");
+    std::fs::write(&broken, WEB_TRACK_2009.replacen("</topic>", "", 1)).unwrap();
+    let output = search(&index, &["--topics", broken.to_str().unwrap(), "--trec"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("line 19: <topic> inside the topic opened at line 10"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //!
 //! - [`topics`]: [`read_topics`] reads the classic SGML-like topic files (`<top>`, `<num>
 //!   Number: 301`, `<title> ...`), the XML form of the later tracks (`<topic number="1">`
-//!   with a `<query>` or `<title>`) and `qid<TAB>query` lines, detected from the text or
-//!   named; a malformed file is an error that names its line.
+//!   with a `<query>` or `<title>`, under any root element), `qid<TAB>query` lines and
+//!   `qid:query` lines, detected from the text or named; a malformed file is an error that
+//!   names its line.
 //! - [`run`]: [`RunWriter`] writes the six-column run format that `trec_eval`, `ir_measures`
 //!   and `pytrec_eval` read (`qid Q0 docno rank score tag`).
 //!

@@ -1,27 +1,35 @@
 //! Topic files: the queries of a test collection, each with its topic number.
 //!
-//! Three forms are read, the first two told apart from the third by the text itself (a file
-//! whose first non-blank character is `<` is SGML or XML, anything else is TSV):
+//! Four forms are read, told apart by the text itself (a file whose first non-blank character
+//! is `<` is SGML or XML; else one whose first line has a tab is TSV; else one whose first
+//! line starts with a number and a colon is the colon form; anything else is read as TSV and
+//! refused with the line):
 //!
 //! ```text
-//! <top>                                  <topics>
+//! <top>                                  <webtrack2009>
 //! <num> Number: 301                        <topic number="1" type="faceted">
 //! <title> International Organized Crime      <query>obama family tree</query>
 //! <desc> Description:                        <description>...</description>
 //! ...                                      </topic>
-//! </top>                                 </topics>
+//! </top>                                 </webtrack2009>
 //!
-//! 301<TAB>international organized crime
+//! 301<TAB>international organized crime    10001:international organized crime
 //! ```
 //!
-//! The classic form (TREC ad hoc, Robust) takes the `<title>` (a leading `Topic:` dropped,
-//! text up to the next tag, over several lines if need be); the XML form (the Web tracks,
-//! TREC-COVID) the `<query>`, else the `<title>`. Entities (`&amp;`, `&lt;`, ...) are decoded.
-//! Other fields (`<desc>`, `<narr>`, subtopics) are skipped.
+//! The classic form (TREC ad hoc, Robust, Terabyte) takes the `<title>` (a leading `Topic:`
+//! dropped, text up to the next tag, over several lines if need be); the XML form (the Web
+//! tracks, TREC-COVID) the `<query>`, else the `<title>`, whatever the root element is called
+//! (`<topics>`, `<webtrack2009>`, ...). Entities (`&amp;`, `&lt;`, ...) are decoded. Other
+//! fields (`<desc>`, `<narr>`, subtopics) are skipped, and so are comments, `<?xml ...?>` and
+//! a `<!DOCTYPE ...>` with its internal subset (`[ <!ELEMENT ...> ... ]`), which the Web
+//! track files carry. The colon form is that of the Million Query and Terabyte efficiency
+//! topics (`qid:query`); in the 2009 Million Query form (`20001:1:query`) every line has a
+//! one-digit priority after the number, and when every line of a file does, it is dropped. A
+//! UTF-8 byte-order mark at the start of a file is ignored, whatever the form.
 //!
-//! A file that breaks the form is refused, never half read: an error names the line and what
+//! A file that breaks its form is refused, never half read: an error names the line and what
 //! is wrong (a topic without a number or a title, a topic never closed, text outside any
-//! topic, a TSV line without a tab, a topic number seen twice).
+//! topic, a TSV line without a tab, a colon line without a colon, a topic number seen twice).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -45,17 +53,37 @@ pub enum TopicFormat {
     Trec,
     /// `qid<TAB>query` lines.
     Tsv,
+    /// `qid:query` lines (Million Query, Terabyte efficiency topics), or `qid:priority:query`
+    /// (Million Query 2009).
+    Colon,
 }
 
 impl TopicFormat {
-    /// The form of `text`: [`TopicFormat::Trec`] when its first non-blank character is `<`.
+    /// The form of `text` (a leading byte-order mark ignored): [`TopicFormat::Trec`] when its
+    /// first non-blank character is `<`; else [`TopicFormat::Colon`] when its first non-blank
+    /// line has no tab and starts with a number followed by a colon (`10001:`); else
+    /// [`TopicFormat::Tsv`].
     pub fn detect(text: &str) -> TopicFormat {
-        if text.trim_start().starts_with('<') {
-            TopicFormat::Trec
+        let text = without_bom(text).trim_start();
+        if text.starts_with('<') {
+            return TopicFormat::Trec;
+        }
+        let first = text.lines().next().unwrap_or_default();
+        let numbered = first
+            .split_once(':')
+            .is_some_and(|(id, _)| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()));
+        if numbered && !first.contains('\t') {
+            TopicFormat::Colon
         } else {
             TopicFormat::Tsv
         }
     }
+}
+
+/// `text` without a UTF-8 byte-order mark at its start, which some editors and Windows tools
+/// write and which would otherwise be the first character of the first topic number or tag.
+fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 impl FromStr for TopicFormat {
@@ -65,7 +93,8 @@ impl FromStr for TopicFormat {
         match s {
             "trec" => Ok(TopicFormat::Trec),
             "tsv" => Ok(TopicFormat::Tsv),
-            other => Err(format!("unknown topic format {other:?} (trec, tsv)")),
+            "colon" => Ok(TopicFormat::Colon),
+            other => Err(format!("unknown topic format {other:?} (trec, tsv, colon)")),
         }
     }
 }
@@ -75,6 +104,7 @@ impl fmt::Display for TopicFormat {
         f.write_str(match self {
             TopicFormat::Trec => "trec",
             TopicFormat::Tsv => "tsv",
+            TopicFormat::Colon => "colon",
         })
     }
 }
@@ -151,23 +181,31 @@ pub fn read_topics(path: &Path, format: Option<TopicFormat>) -> Result<Vec<Topic
         Err(e) => {
             let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
             let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-            return Err(TopicError::at(line, "not UTF-8 text").in_file(path));
+            return Err(TopicError::at(
+                line,
+                "not UTF-8 text (a Latin-1 file, as the Million Query topics are, converts \
+                 with iconv -f latin1 -t utf-8)",
+            )
+            .in_file(path));
         }
     };
     parse_topics(&text, format).map_err(|e| e.in_file(path))
 }
 
-/// The topics of `text`, in the form given or else detected ([`TopicFormat::detect`]).
+/// The topics of `text`, in the form given or else detected ([`TopicFormat::detect`]); a
+/// byte-order mark at its start is ignored.
 ///
 /// # Errors
 ///
 /// [`TopicError::Malformed`] with the line where `text` breaks its form,
 /// [`TopicError::Empty`] if it holds no topic.
 pub fn parse_topics(text: &str, format: Option<TopicFormat>) -> Result<Vec<Topic>, TopicError> {
+    let text = without_bom(text);
     let format = format.unwrap_or_else(|| TopicFormat::detect(text));
     let topics = match format {
         TopicFormat::Trec => parse_tagged(text)?,
         TopicFormat::Tsv => parse_tsv(text)?,
+        TopicFormat::Colon => parse_colon(text)?,
     };
     if topics.is_empty() {
         return Err(TopicError::Empty { path: None, format });
@@ -224,6 +262,52 @@ fn parse_tsv(text: &str) -> Result<Vec<Topic>, TopicError> {
     Ok(topics)
 }
 
+/// `qid:query` lines, or `qid:priority:query` lines when every line has a one-digit priority
+/// after its number; blank lines are skipped. The query runs from the (first or second)
+/// colon to the end of the line and may hold colons of its own.
+fn parse_colon(text: &str) -> Result<Vec<Topic>, TopicError> {
+    let lines = || {
+        text.lines()
+            .enumerate()
+            .map(|(index, line)| (index + 1, line))
+            .filter(|(_, line)| !line.trim().is_empty())
+    };
+    let with_priority = lines().all(|(_, line)| {
+        line.split_once(':')
+            .and_then(|(_, rest)| rest.split_once(':'))
+            .is_some_and(|(priority, _)| {
+                priority.len() == 1 && priority.as_bytes()[0].is_ascii_digit()
+            })
+    });
+    let mut topics = Vec::new();
+    for (number, line) in lines() {
+        let Some((id, query)) = line.split_once(':') else {
+            return Err(TopicError::at(
+                number,
+                format!("expected qid:query, found no colon in {:?}", shorten(line)),
+            ));
+        };
+        let id = topic_number(id, number)?;
+        let query = match query.split_once(':') {
+            Some((_, query)) if with_priority => query,
+            _ => query,
+        };
+        let query = collapse(query);
+        if query.is_empty() {
+            return Err(TopicError::at(
+                number,
+                format!("topic {id} has an empty query"),
+            ));
+        }
+        topics.push(Topic {
+            id,
+            query,
+            line: number,
+        });
+    }
+    Ok(topics)
+}
+
 /// A piece of a tagged file: a tag or the text between tags.
 #[derive(Debug)]
 enum Piece<'a> {
@@ -234,13 +318,20 @@ enum Piece<'a> {
         attributes: &'a str,
         line: usize,
     },
-    /// Text between tags.
-    Text { text: &'a str, line: usize },
+    /// Text between tags; `cdata` if it is the inside of a `<![CDATA[...]]>` section, whose
+    /// `&` is a plain character, not the start of an entity.
+    Text {
+        text: &'a str,
+        line: usize,
+        cdata: bool,
+    },
 }
 
 /// Splits `text` into tags and the text between them. A `<` that does not start a tag
-/// (`a < b`, `<5`) is text; comments and `<?xml ...?>` declarations are dropped.
+/// (`a < b`, `<5`) is text; comments, `<?xml ...?>` and markup declarations (`<!DOCTYPE
+/// ...>`, with its internal subset) are dropped; a CDATA section is text.
 fn pieces(text: &str) -> Result<Vec<Piece<'_>>, TopicError> {
+    const CDATA: &str = "<![CDATA[";
     let mut pieces = Vec::new();
     let bytes = text.as_bytes();
     let mut line = 1;
@@ -255,40 +346,54 @@ fn pieces(text: &str) -> Result<Vec<Piece<'_>>, TopicError> {
             }
             b'<' => {
                 let rest = &text[i..];
-                let skip = if rest.starts_with("<!--") {
-                    rest.find("-->").map(|end| end + 3)
-                } else if rest.starts_with("<?") || rest.starts_with("<!") {
-                    rest.find('>').map(|end| end + 1)
+                let (length, piece) = if let Some(inside) = rest.strip_prefix(CDATA) {
+                    let end = inside.find("]]>").ok_or_else(|| {
+                        TopicError::at(line, "a <![CDATA[ section that is never closed (]]>)")
+                    })?;
+                    let piece = Piece::Text {
+                        text: &inside[..end],
+                        line,
+                        cdata: true,
+                    };
+                    (CDATA.len() + end + 3, Some(piece))
+                } else if rest.starts_with("<!--") {
+                    let end = rest
+                        .find("-->")
+                        .ok_or_else(|| TopicError::at(line, "a comment that is never closed"))?;
+                    (end + 3, None)
+                } else if is_declaration(rest) {
+                    let length = declaration_length(rest).ok_or_else(|| {
+                        TopicError::at(
+                            line,
+                            format!(
+                                "a declaration that is never closed: {:?}",
+                                shorten(rest.lines().next().unwrap_or_default())
+                            ),
+                        )
+                    })?;
+                    (length, None)
+                } else if let Some(end) = rest.find('>').filter(|_| rest.starts_with("<?")) {
+                    (end + 1, None)
+                } else if let Some((name, closing, attributes, length)) = tag_at(rest) {
+                    let piece = Piece::Tag {
+                        name,
+                        closing,
+                        attributes,
+                        line,
+                    };
+                    (length, Some(piece))
                 } else {
-                    None
-                };
-                let tag = if skip.is_none() { tag_at(rest) } else { None };
-                if skip.is_none() && tag.is_none() {
-                    if rest.starts_with("<!--") {
-                        return Err(TopicError::at(line, "a comment that is never closed"));
-                    }
                     i += 1;
                     continue;
-                }
+                };
                 if text_start < i {
                     pieces.push(Piece::Text {
                         text: &text[text_start..i],
                         line: text_line,
+                        cdata: false,
                     });
                 }
-                let length = match (skip, tag) {
-                    (Some(length), _) => length,
-                    (None, Some((name, closing, attributes, length))) => {
-                        pieces.push(Piece::Tag {
-                            name,
-                            closing,
-                            attributes,
-                            line,
-                        });
-                        length
-                    }
-                    (None, None) => unreachable!("handled above"),
-                };
+                pieces.extend(piece);
                 line += text[i..i + length].matches('\n').count();
                 i += length;
                 text_start = i;
@@ -301,9 +406,48 @@ fn pieces(text: &str) -> Result<Vec<Piece<'_>>, TopicError> {
         pieces.push(Piece::Text {
             text: &text[text_start..],
             line: text_line,
+            cdata: false,
         });
     }
     Ok(pieces)
+}
+
+/// Whether `rest` starts a markup declaration: `<!` and a letter (`<!DOCTYPE`, `<!ELEMENT`)
+/// or `<![` (`<![CDATA[`).
+fn is_declaration(rest: &str) -> bool {
+    rest.strip_prefix("<!")
+        .is_some_and(|after| after.starts_with(|c: char| c.is_ascii_alphabetic() || c == '['))
+}
+
+/// The length of the declaration at the start of `rest` (which [`is_declaration`]), up to
+/// its `>`: a `>` inside brackets (the internal subset of `<!DOCTYPE webtrack2009 [
+/// <!ELEMENT topic (query, description)> ... ]>`), inside quotes (`"a>b"`) or inside a
+/// comment does not end it. None if it never ends.
+fn declaration_length(rest: &str) -> Option<usize> {
+    let bytes = rest.as_bytes();
+    let mut depth = 0usize;
+    let mut quote = None;
+    let mut i = 2;
+    while i < bytes.len() {
+        let byte = bytes[i];
+        match quote {
+            Some(open) if byte == open => quote = None,
+            Some(_) => {}
+            None => match byte {
+                b'"' | b'\'' => quote = Some(byte),
+                b'[' => depth += 1,
+                b']' => depth = depth.saturating_sub(1),
+                b'<' if rest[i..].starts_with("<!--") => {
+                    i += rest[i..].find("-->")? + 3;
+                    continue;
+                }
+                b'>' if depth == 0 => return Some(i + 1),
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The tag at the start of `rest` (`<name ...>` or `</name>`, on one line): its lowercased
@@ -352,16 +496,32 @@ struct Open {
     query: Option<String>,
 }
 
+/// The fields of a topic: such a tag outside any topic means a `<top>` or `<topic>` is
+/// missing, where any other is taken for the root element of an XML file.
+const FIELDS: &[&str] = &[
+    "num",
+    "title",
+    "desc",
+    "narr",
+    "query",
+    "description",
+    "narrative",
+    "subtopic",
+];
+
 /// The SGML and XML forms, from one stream of tags and text.
 fn parse_tagged(text: &str) -> Result<Vec<Topic>, TopicError> {
     let mut topics = Vec::new();
     let mut open: Option<Open> = None;
+    // The element around the topics of an XML file (`<topics>`, `<webtrack2009>`), with the
+    // line it opens on; the classic form has none.
+    let mut root: Option<(String, usize)> = None;
     let mut field = Field::Other;
     let mut field_line = 0;
     let mut collected = String::new();
     for piece in pieces(text)? {
         match piece {
-            Piece::Text { text, line } => {
+            Piece::Text { text, line, cdata } => {
                 if open.is_none() {
                     if let Some(offset) = text.find(|c: char| !c.is_whitespace()) {
                         let line = line + text[..offset].matches('\n').count();
@@ -374,7 +534,12 @@ fn parse_tagged(text: &str) -> Result<Vec<Topic>, TopicError> {
                         ));
                     }
                 } else if field != Field::Other {
-                    collected.push_str(text);
+                    if cdata {
+                        // Kept as it stands by the entity decoding of `finish_field`.
+                        collected.push_str(&text.replace('&', "&amp;"));
+                    } else {
+                        collected.push_str(text);
+                    }
                     collected.push(' ');
                 }
             }
@@ -445,27 +610,48 @@ fn parse_tagged(text: &str) -> Result<Vec<Topic>, TopicError> {
                         };
                         topics.push(close(topic)?);
                     }
-                    ("topics", _) => {
-                        if let Some(topic) = &open {
-                            return Err(TopicError::at(
-                                line,
-                                format!(
-                                    "<{}topics> inside the topic opened at line {}",
-                                    if closing { "/" } else { "" },
-                                    topic.line
-                                ),
-                            ));
+                    (name, closing)
+                        if open.is_some()
+                            && (name == "topics"
+                                || root.as_ref().is_some_and(|(root, _)| root == name)) =>
+                    {
+                        let topic = open.as_ref().expect("checked in the guard");
+                        return Err(TopicError::at(
+                            line,
+                            format!(
+                                "<{}{name}> inside the topic opened at line {} (is a </{}> missing?)",
+                                if closing { "/" } else { "" },
+                                topic.line,
+                                topic.tag
+                            ),
+                        ));
+                    }
+                    (name, true) => {
+                        if open.is_none() && root.as_ref().is_some_and(|(root, _)| root == name) {
+                            root = None;
                         }
                     }
-                    (_, true) => {}
                     (other, false) => {
                         let Some(topic) = &open else {
-                            return Err(TopicError::at(
-                                line,
-                                format!(
-                                    "<{other}> outside any topic (a <top> or <topic> is missing)"
-                                ),
-                            ));
+                            if let Some((root, root_line)) = &root {
+                                return Err(TopicError::at(
+                                    line,
+                                    format!(
+                                        "<{other}> inside the <{root}> opened at line {root_line} \
+                                         but outside any topic (a <top> or <topic> is missing)"
+                                    ),
+                                ));
+                            }
+                            if FIELDS.contains(&other) {
+                                return Err(TopicError::at(
+                                    line,
+                                    format!(
+                                        "<{other}> outside any topic (a <top> or <topic> is missing)"
+                                    ),
+                                ));
+                            }
+                            root = Some((other.to_string(), line));
+                            continue;
                         };
                         field = match (other, topic.tag) {
                             ("num", "top") => Field::Number,

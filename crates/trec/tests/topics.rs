@@ -190,7 +190,10 @@ fn files_are_named_in_errors() {
 
     std::fs::write(&path, b"1\tfine\n2\tbad \xff byte\n").unwrap();
     let message = read_topics(&path, None).unwrap_err().to_string();
-    assert!(message.ends_with("line 2: not UTF-8 text"), "{message}");
+    assert!(
+        message.contains("line 2: not UTF-8 text (a Latin-1 file"),
+        "{message}"
+    );
 
     let missing = dir.path().join("missing.txt");
     let message = read_topics(&missing, None).unwrap_err().to_string();

@@ -1,6 +1,6 @@
-//! `apcache search --topics FILE`: every topic of a TREC topic file (or `qid<TAB>query`
-//! lines) searched, on a fixed pool of query threads, and the rankings written as a TREC run
-//! (`--trec`) or for people.
+//! `apcache search --topics FILE`: every topic of a TREC topic file (or `qid<TAB>query` or
+//! `qid:query` lines) searched, on a fixed pool of query threads, and the rankings written as
+//! a TREC run (`--trec`) or for people.
 //!
 //! Topic text is real-world text (`c++`, `u.s.`, `don't`, `AIDS: treatment`), so it is read
 //! as a bag of words (`--parse plain`, the default here) and no topic can fail to parse;
@@ -45,13 +45,15 @@ pub enum TopicFormatArg {
     Trec,
     /// `qid<TAB>query` lines.
     Tsv,
+    /// `qid:query` lines (Million Query), or `qid:priority:query` (Million Query 2009).
+    Colon,
 }
 
 /// The options of a topic run.
 #[derive(Debug, Clone, Args)]
 pub struct TopicArgs {
-    /// Search every topic of this file (TREC `<top>` or `<topic>` topics, or `qid<TAB>query`
-    /// lines) instead of one query.
+    /// Search every topic of this file (TREC `<top>` or `<topic>` topics, `qid<TAB>query` or
+    /// `qid:query` lines) instead of one query.
     #[arg(long)]
     pub topics: Option<PathBuf>,
     /// The topic file's form (default: detected from its text).
@@ -110,6 +112,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
         topic_args.topics_format.map(|f| match f {
             TopicFormatArg::Trec => TopicFormat::Trec,
             TopicFormatArg::Tsv => TopicFormat::Tsv,
+            TopicFormatArg::Colon => TopicFormat::Colon,
         }),
     )?;
 
