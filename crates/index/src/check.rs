@@ -522,3 +522,34 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
         Err(e) => report.problem(&name(FileKind::Store), e.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Problem;
+
+    #[test]
+    fn a_problem_names_its_file_once() {
+        let problem = |file: &str, what: &str| {
+            Problem {
+                file: file.into(),
+                what: what.into(),
+            }
+            .to_string()
+        };
+        let named = "seg_000004.dict: checksum mismatch (footer 0x00000001, computed 0x00000002)";
+        assert_eq!(problem("seg_000004.dict", named), named);
+        assert_eq!(
+            problem("seg_000004.terms", "seg_000004.terms is corrupt: a record"),
+            "seg_000004.terms is corrupt: a record"
+        );
+        assert_eq!(
+            problem("seg_000004.post", "a block does not decode"),
+            "seg_000004.post: a block does not decode"
+        );
+        // A file whose name only starts another's is still named.
+        assert_eq!(
+            problem("seg_000004.pos", "seg_000004.post: short"),
+            "seg_000004.pos: seg_000004.post: short"
+        );
+    }
+}
