@@ -109,6 +109,10 @@ class Index:
         """`(canonical, notes)`: `query` in canonical form (as `apcache serve` reports it)
         and what the analyzer changed or dropped in its words (QueryError if it does not
         parse)."""
+    def query_clauses(self, query: str, *, default_op: str = "or") -> int:
+        """How many clauses `query` has as `apcache serve` counts them against its limit:
+        every term each time it is written, and every word of a phrase (QueryError if it does
+        not parse)."""
     def batch_search(
         self,
         queries: _Queries,

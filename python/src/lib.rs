@@ -600,6 +600,15 @@ impl Index {
         ))
     }
 
+    /// How many clauses `query` has as the server counts them against its limit: every term
+    /// each time it is written, and every word of a phrase.
+    #[pyo3(signature = (query, *, default_op="or"))]
+    fn query_clauses(&self, py: Python<'_>, query: &str, default_op: &str) -> PyResult<usize> {
+        let parsed = parse_query(query, &self.analyzer, default_op_arg(default_op)?)
+            .map_err(|e| parse_error(py, &e, query))?;
+        Ok(parsed.clauses())
+    }
+
     /// The best `k` documents of each query, by query id.
     #[pyo3(signature = (queries, k=10, threads=None, *, parse="plain", default_op="or", fields=false))]
     #[allow(clippy::too_many_arguments)]

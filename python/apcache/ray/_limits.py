@@ -2,7 +2,7 @@
 wait, `apcache serve`'s limits (crates/server/src/config.rs and search.rs) with the same
 defaults and the same messages, a request's deadline, and the bounded queue (`Admission`).
 
-The checks that need the parsed query (its distinct terms, its nesting) run in the shard
+The checks that need the parsed query (its clauses, its nesting) run in the shard
 actors, right after they parse it (`check_parsed`), so that they cost no round trip of their
 own; a query over a limit fails there with `QueryTooLarge`, which Ray carries back to the
 coordinator as itself. The checks of the request alone (the query's bytes, the result window)
@@ -27,7 +27,8 @@ class QueryLimits:
     max_results: int = 10_000
     """`offset + k` (`from + size`) at most this (Elasticsearch's `index.max_result_window`)."""
     max_terms: int = 1024
-    """Distinct terms in a query at most this (Lucene's `maxClauseCount`)."""
+    """Clauses in a query at most this: every term each time it is written, and every word of
+    a phrase (Lucene's `maxClauseCount`)."""
     max_depth: int = 32
     """Nesting of groups at most this."""
     max_query_bytes: int = 16 * 1024
@@ -155,13 +156,15 @@ def parsed_depth(canonical: str) -> int:
     return text_nesting(canonical) + (1 if outer_group else 0)
 
 
-def check_parsed(query: str, canonical: str, terms: int, limits: Tuple[int, int]) -> None:
-    """QueryTooLarge when the parsed query has more distinct terms, or nests deeper, than
-    `limits` (max_terms, max_depth) allow: the server's checks after parsing, in its order."""
+def check_parsed(query: str, canonical: str, clauses: int, limits: Tuple[int, int]) -> None:
+    """QueryTooLarge when the parsed query has more clauses (every term each time it is
+    written, every word of a phrase), or nests deeper, than `limits` (max_terms, max_depth)
+    allow: the server's checks after parsing, in its order."""
     max_terms, max_depth = limits
-    if terms > max_terms:
+    if clauses > max_terms:
         raise QueryTooLarge(
-            f"the query has {terms} distinct terms; at most {max_terms} are accepted"
+            f"the query has {clauses} clauses; at most {max_terms} are accepted (a clause is "
+            "a term, counted each time it is written, and each word of a phrase)"
         )
     nesting = max(parsed_depth(canonical), text_nesting(query))
     if nesting > max_depth:

@@ -154,7 +154,8 @@ class ShardServer:
         stats = self.index.collection_stats(query, default_op=default_op)
         canonical, notes = self.index.parse_query(query, default_op=default_op)
         if limits is not None:
-            check_parsed(query, canonical, len(stats["doc_freqs"]), limits)
+            clauses = self.index.query_clauses(query, default_op=default_op)
+            check_parsed(query, canonical, clauses, limits)
         return stats, canonical, notes
 
     def search(
@@ -171,9 +172,9 @@ class ShardServer:
         """The shard's exact number of matches of `query` (checked against `limits` first, as
         `prepare` does)."""
         if limits is not None:
-            terms = len(self.index.collection_stats(query, default_op=default_op)["doc_freqs"])
+            clauses = self.index.query_clauses(query, default_op=default_op)
             canonical, _ = self.index.parse_query(query, default_op=default_op)
-            check_parsed(query, canonical, terms, limits)
+            check_parsed(query, canonical, clauses, limits)
         return self.index.count(query, default_op=default_op)
 
     def fetch(
