@@ -70,8 +70,7 @@ fn a_long_sloppy_phrase_stops_soon_after_its_flag_is_raised() {
     // 63 cursors over one list of 40,000 positions in each document, each step searching the
     // queue and the repeat group: a large part of a second in each document, between two
     // postings, and seconds in all uncancelled.
-    // Built directly: the parser refuses a sloppy phrase that repeats a word this often
-    // (`MAX_SLOPPY_REPEATS`), but evaluation must stop on its flag whatever it is given.
+    // Built directly, as the parser would build `"w w ... w x"~8`.
     let mut terms: Vec<(u32, String)> = (0..63).map(|i| (i, "w".to_string())).collect();
     terms.push((63, "x".to_string()));
     let query = Query::Phrase(apcache_index::query::PhraseQuery { terms, slop: 8 });

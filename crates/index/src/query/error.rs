@@ -79,19 +79,6 @@ pub enum QueryError {
         /// The `~`.
         position: usize,
     },
-    /// A sloppy phrase that repeats a word more than
-    /// [`MAX_SLOPPY_REPEATS`](super::MAX_SLOPPY_REPEATS) times.
-    #[error(
-        "the phrase at byte {position} repeats {term:?} more than {} times, the most a phrase \
-         with a slop may (an exact phrase may repeat it freely)",
-        super::MAX_SLOPPY_REPEATS
-    )]
-    PhraseRepeats {
-        /// The phrase's opening quote.
-        position: usize,
-        /// The repeated term (analyzed).
-        term: String,
-    },
     /// `term^2`: boosts.
     #[error("boosts ('^' at byte {position}) are not supported")]
     BoostUnsupported {
@@ -164,7 +151,6 @@ impl QueryError {
             | QueryError::WildcardUnsupported { position }
             | QueryError::FuzzyUnsupported { position }
             | QueryError::InvalidSlop { position }
-            | QueryError::PhraseRepeats { position, .. }
             | QueryError::BoostUnsupported { position }
             | QueryError::RangeUnsupported { position }
             | QueryError::RegexUnsupported { position }

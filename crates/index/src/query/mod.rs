@@ -46,5 +46,4 @@ pub use error::QueryError;
 pub use note::QueryNote;
 pub use parser::{
     escape, parse_query, parse_query_with_notes, DefaultOperator, MAX_NESTING, MAX_SLOP,
-    MAX_SLOPPY_REPEATS,
 };

@@ -24,29 +24,6 @@ pub const MAX_NESTING: usize = 100;
 /// ([`QueryError::InvalidSlop`]) rather than capped.
 pub const MAX_SLOP: u32 = i32::MAX as u32;
 
-/// The most times one word may occur in a sloppy phrase. Matching a sloppy phrase whose word
-/// repeats n times costs about n³ steps per occurrence of that word in a document, so
-/// `"the the ... the"~8` of 63 words would run for half a minute: past any real phrase, and
-/// the way a short query could tie up a query thread.
-pub const MAX_SLOPPY_REPEATS: usize = 8;
-
-/// Refuses a sloppy phrase (`terms`, quoted at byte `position`) that repeats a word more than
-/// [`MAX_SLOPPY_REPEATS`] times.
-fn check_repeats(terms: &[(u32, String)], position: usize) -> Result<(), QueryError> {
-    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (_, term) in terms {
-        let count = counts.entry(term.as_str()).or_default();
-        *count += 1;
-        if *count > MAX_SLOPPY_REPEATS {
-            return Err(QueryError::PhraseRepeats {
-                position,
-                term: term.clone(),
-            });
-        }
-    }
-    Ok(())
-}
-
 /// How bare words (`a b`) combine: Lucene's `QueryParser.Operator`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum DefaultOperator {
@@ -615,9 +592,6 @@ impl Parser<'_, '_> {
                     0 => Ok(None),
                     1 => Ok(terms.pop().map(|(_, term)| Query::Term(term))),
                     _ => {
-                        if *slop > 0 {
-                            check_repeats(&terms, token.start)?;
-                        }
                         let first = terms[0].0;
                         for (position, _) in &mut terms {
                             *position -= first;

@@ -688,28 +688,3 @@ proptest! {
         }
     }
 }
-
-#[test]
-fn a_sloppy_phrase_may_repeat_a_word_only_a_few_times() {
-    use crate::query::{parse_query, DefaultOperator, QueryError, MAX_SLOPPY_REPEATS};
-    let analyzer = crate::analyzer::Analyzer::default();
-    let phrase = |n: usize, slop: &str| format!("x \"{}\"{slop}", vec!["river"; n].join(" "));
-    let at_most = phrase(MAX_SLOPPY_REPEATS, "~8");
-    assert!(parse_query(&at_most, &analyzer, DefaultOperator::Or).is_ok());
-    let error = parse_query(
-        &phrase(MAX_SLOPPY_REPEATS + 1, "~8"),
-        &analyzer,
-        DefaultOperator::Or,
-    )
-    .unwrap_err();
-    assert_eq!(
-        error,
-        QueryError::PhraseRepeats {
-            position: 2,
-            term: "river".into()
-        }
-    );
-    assert_eq!(error.position(), Some(2));
-    // An exact phrase matches in linear time: no bound.
-    assert!(parse_query(&phrase(60, ""), &analyzer, DefaultOperator::Or).is_ok());
-}
