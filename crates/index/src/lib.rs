@@ -3,6 +3,7 @@
 
 pub mod analyzer;
 pub mod check;
+pub mod columns;
 mod error;
 pub mod external_ids;
 pub mod fault;
