@@ -118,6 +118,12 @@ pub fn to_tantivy(query: &Query, field: Field) -> Box<dyn TantivyQuery> {
             );
             Box::new(BooleanQuery::new(clauses))
         }
+        Query::Filter(inner) => Box::new(tantivy::query::ConstScoreQuery::new(
+            to_tantivy(inner, field),
+            0.0,
+        )),
+        Query::All => Box::new(tantivy::query::AllQuery),
+        Query::Range(range) => unreachable!("the peers index text only, not the field of {range}"),
         Query::Phrase(phrase) => {
             let terms = phrase
                 .terms
@@ -331,6 +337,7 @@ pub fn stored_documents(reader: &IndexReader) -> Result<Vec<Document>, PeerError
             id: None,
             title: stored.title,
             body: stored.body,
+            json: None,
         });
     }
     Ok(documents)

@@ -1079,6 +1079,7 @@ mod tests {
                     id: None,
                     title: format!("doc {d}"),
                     body: words.join(" "),
+                    json: None,
                 }
             })
             .collect();

@@ -16,6 +16,7 @@ fn sample(limit: usize) -> Vec<Document> {
             id: None,
             title: title.to_string(),
             body: body.to_string(),
+            json: None,
         })
         .collect()
 }

@@ -25,6 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             id: None,
             title: title.to_owned(),
             body: body.to_owned(),
+            json: None,
         });
     }
     let analyzer = Analyzer::default();

@@ -73,6 +73,8 @@ impl Highlighter {
                     self.collect(clause);
                 }
             }
+            // Keyword terms of a filter are not words of the text; ranges have none.
+            Query::Filter(_) | Query::Range(_) | Query::All => {}
         }
     }
 

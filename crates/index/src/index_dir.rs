@@ -48,7 +48,7 @@ pub fn segment_number(name: &str) -> Option<u32> {
     }
     let known = FileKind::SEGMENT_FILES
         .iter()
-        .chain([FileKind::Positions].iter())
+        .chain(FileKind::OPTIONAL_SEGMENT_FILES.iter())
         .any(|kind| kind.extension() == extension);
     if !known {
         return None;

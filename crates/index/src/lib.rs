@@ -19,6 +19,7 @@ pub mod merge;
 pub mod plain_query;
 mod prefetch;
 pub mod query;
+pub mod schema;
 pub mod search;
 pub mod segment;
 pub mod writer_lock;

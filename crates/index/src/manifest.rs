@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analyzer::AnalyzerConfig;
 use crate::format::{FileKind, FileWriter, FramedFile, FORMAT_VERSION};
+use crate::schema::Mapping;
 use crate::segment::SegmentMeta;
 use crate::IndexError;
 
@@ -31,6 +32,10 @@ pub struct Manifest {
     pub generation: u64,
     /// The analyzer documents were indexed with (queries must use the same).
     pub analyzer: AnalyzerConfig,
+    /// The fields of the index's documents, in Elasticsearch's JSON form (absent from an
+    /// index without documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<Mapping>,
     /// The committed segments.
     pub segments: Vec<SegmentMeta>,
     /// Set on the commits of a build before its final one: an index committed with it holds
@@ -55,6 +60,7 @@ impl Manifest {
             format_version: FORMAT_VERSION,
             generation: 0,
             analyzer,
+            mapping: None,
             segments: Vec::new(),
             build: None,
         }

@@ -24,6 +24,7 @@ use std::time::Instant;
 use fst::Streamer;
 use serde::Serialize;
 
+use crate::columns::{ColumnKind, Columns, ColumnsBuilder};
 use crate::format::PositionsCodec;
 use crate::manifest::Manifest;
 use apcache_codec::CodecKind;
@@ -178,7 +179,53 @@ pub fn merge_segments(
     }
     let (mut writer, store) = merged?;
     writer.put_store(store);
+    if readers.iter().any(|r| r.columns().is_some()) {
+        writer.add_columns(&merge_columns(&readers, &runs, docs.len())?)?;
+    }
     writer.finish()
+}
+
+/// The columns of the merged segment: every input document's values, in global order.
+fn merge_columns(
+    readers: &[SegmentReader],
+    runs: &[(u32, u32, usize)],
+    documents: u32,
+) -> Result<Vec<u8>, IndexError> {
+    let columns: Vec<Option<Columns<'_>>> = readers.iter().map(SegmentReader::columns).collect();
+    let mut builder = ColumnsBuilder::default();
+    let mut next_local = vec![0u32; readers.len()];
+    let mut merged = 0u32;
+    let (mut numbers, mut ordinals) = (Vec::new(), Vec::new());
+    let failed = |e: crate::columns::ColumnsError| IndexError::InvalidArgument(format!("merging columns: {e}"));
+    for &(_, count, s) in runs {
+        for _ in 0..count {
+            let local = next_local[s];
+            next_local[s] += 1;
+            if let Some(columns) = &columns[s] {
+                for (field, kind) in columns.fields() {
+                    match kind {
+                        ColumnKind::Numeric => {
+                            let column = columns.numeric(field).expect("listed");
+                            column.values(local, &mut numbers);
+                            for &value in &numbers {
+                                builder.add_numeric(field, merged, value).map_err(failed)?;
+                            }
+                        }
+                        ColumnKind::Keyword => {
+                            let column = columns.keyword(field).expect("listed");
+                            column.ordinals(local, &mut ordinals);
+                            for &ordinal in &ordinals {
+                                let value = column.value(ordinal).map_err(failed)?;
+                                builder.add_keyword(field, merged, value).map_err(failed)?;
+                            }
+                        }
+                    }
+                }
+            }
+            merged += 1;
+        }
+    }
+    builder.finish(documents).map_err(failed)
 }
 
 /// Copies the stored documents of every run, in global order, into `store`.

@@ -29,6 +29,7 @@ fn dense_index(dir: &std::path::Path) -> IndexReader {
                 id: Some(i.to_string()),
                 title: String::new(),
                 body: format!("d{i}{y} {}x", "w ".repeat(40_000)),
+                json: None,
             }
         })
         .collect();

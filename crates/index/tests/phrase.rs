@@ -44,6 +44,7 @@ fn documents(seed: u64, count: usize) -> Vec<Document> {
                 id: Some(id.to_string()),
                 title,
                 body,
+                json: None,
             }
         })
         .collect()
@@ -405,6 +406,7 @@ fn a_rare_word_beside_a_word_of_every_document_matches_the_scan() {
                 id: Some(id.to_string()),
                 title: String::new(),
                 body: words.join(" "),
+                json: None,
             }
         })
         .collect();

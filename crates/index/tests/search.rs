@@ -51,6 +51,7 @@ fn documents(seed: u64, count: usize) -> Vec<Document> {
                 id: Some(id.to_string()),
                 title: String::new(),
                 body: words.join(" "),
+                json: None,
             }
         })
         .collect()
@@ -62,6 +63,7 @@ fn body_document(id: impl ToString, words: &[&str]) -> Document {
         id: Some(id.to_string()),
         title: String::new(),
         body: words.join(" "),
+        json: None,
     }
 }
 
@@ -95,6 +97,9 @@ fn reference_score(
     Some(match query {
         Query::Term(t) => bm25.score(idf[t], tf[t], length),
         Query::Phrase(_) => unreachable!("phrases are tested in tests/phrase.rs"),
+        Query::Filter(_) | Query::Range(_) | Query::All => {
+            unreachable!("field clauses are tested in tests/fields.rs")
+        }
         Query::Bool(b) => {
             let sum = |clauses: &[Query]| -> (f32, bool) {
                 let mut s = 0f64;
@@ -610,6 +615,7 @@ fn sparse_and_dense_lists_count_alike() {
                 .map(|(word, _)| *word)
                 .collect::<Vec<_>>()
                 .join(" "),
+            json: None,
         })
         .collect();
     let f = fixture_of(docs, true);

@@ -35,6 +35,7 @@ fn documents(count: usize) -> Vec<Document> {
                 id: Some(id.to_string()),
                 title: String::new(),
                 body: body.join(" "),
+                json: None,
             }
         })
         .collect()

@@ -78,7 +78,8 @@ pub struct SearchOutcome {
 /// The deepest nesting of `query`'s boolean groups.
 fn depth(query: &Query) -> usize {
     match query {
-        Query::Term(_) | Query::Phrase(_) => 0,
+        Query::Term(_) | Query::Phrase(_) | Query::Range(_) | Query::All => 0,
+        Query::Filter(inner) => 1 + depth(inner),
         Query::Bool(b) => {
             1 + b
                 .must

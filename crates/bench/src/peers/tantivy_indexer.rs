@@ -390,6 +390,7 @@ mod tests {
                     id: Some(i.to_string()),
                     title,
                     body,
+                    json: None,
                 }
             })
             .collect()

@@ -153,7 +153,7 @@ fn run_searches(catalog: &Catalog, dir: &std::path::Path) -> anyhow::Result<()> 
         let result = rx.recv().context("the query thread stopped")??.result;
         let hits = shown_hits(index.service.reader(), &result)?;
         println!("$ apcache search {} {text:?} -k 3 --count", dir.display());
-        print_hits(&query, &result, started.elapsed(), &hits, 3, None);
+        print_hits(&query, &result, started.elapsed(), &hits, 3);
         println!();
     }
     Ok(())

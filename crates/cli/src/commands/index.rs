@@ -8,6 +8,7 @@ use anyhow::Context;
 use apcache_index::analyzer::{AnalyzerConfig, Stemming, StopWords};
 use apcache_index::indexer::{build_index, ArenaPlacement, IndexOptions};
 use apcache_index::ingest::{BadLinePolicy, Input, InputFormat, ReaderOptions, SkippedLine};
+use apcache_index::schema::Mapping;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -82,6 +83,29 @@ pub struct IndexArgs {
     /// report lists the first 100).
     #[arg(long, value_name = "FILE")]
     bad_lines: Option<PathBuf>,
+    /// The mapping of JSON documents, in Elasticsearch's JSON form (`{"properties": {"section":
+    /// {"type": "keyword"}, ...}}`). Without it, fields are mapped as they first appear
+    /// (Elasticsearch's dynamic mapping).
+    #[arg(long, value_name = "FILE")]
+    mapping: Option<PathBuf>,
+    /// The field whose value is a JSON document's `_id` when it has no `_id` key.
+    #[arg(long, value_name = "NAME", default_value = "id")]
+    id_field: String,
+}
+
+/// The mapping in `path`, and the analyzer its text fields name, if they name one.
+fn read_mapping(path: &std::path::Path) -> anyhow::Result<(Mapping, Option<AnalyzerConfig>)> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the mapping {}", path.display()))?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not JSON", path.display()))?;
+    let mapping = Mapping::from_json(&json).with_context(|| format!("in {}", path.display()))?;
+    let analyzer = match mapping.analyzer().with_context(|| format!("in {}", path.display()))? {
+        Some("english") => Some(apcache_index::analyzer::Analyzer::english().config()),
+        Some(_) => Some(AnalyzerConfig::default()),
+        None => None,
+    };
+    Ok((mapping, analyzer))
 }
 
 /// How many skipped lines the text report lists; `--json` and `--bad-lines` give all.
@@ -121,22 +145,38 @@ fn mib(bytes: usize) -> String {
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let memory_budget = args.memory_budget.unwrap_or(args.memory_budget_mib << 20);
     let max_line_bytes = max_document_bytes(args.max_document_bytes, memory_budget)?;
+    let (mapping, mapped_analyzer) = match &args.mapping {
+        Some(path) => {
+            let (mapping, analyzer) = read_mapping(path)?;
+            (Some(mapping), analyzer)
+        }
+        None => (None, None),
+    };
+    let flagged = AnalyzerConfig {
+        stop_words: if args.stop_words {
+            StopWords::English
+        } else {
+            StopWords::None
+        },
+        stemming: if args.stem {
+            Stemming::SnowballEnglish
+        } else {
+            Stemming::None
+        },
+    };
+    let analyzer = match mapped_analyzer {
+        Some(named) if (args.stop_words || args.stem) && named != flagged => anyhow::bail!(
+            "the mapping's text fields name an analyzer, and --stop-words/--stem ask for \
+             another; give one or the other"
+        ),
+        Some(named) => named,
+        None => flagged,
+    };
     let options = IndexOptions {
         codec: args.codec,
         threads: args.threads,
         memory_budget,
-        analyzer: AnalyzerConfig {
-            stop_words: if args.stop_words {
-                StopWords::English
-            } else {
-                StopWords::None
-            },
-            stemming: if args.stem {
-                Stemming::SnowballEnglish
-            } else {
-                Stemming::None
-            },
-        },
+        analyzer,
         reader: ReaderOptions {
             format: args.format,
             bad_lines: if args.reject_bad_lines {
@@ -160,6 +200,8 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             .map_or(ArenaPlacement::Anonymous, ArenaPlacement::MappedFile),
         flush_dir: args.flush_dir,
         merge_dir: args.merge_dir,
+        mapping,
+        id_field: Some(args.id_field),
         ..IndexOptions::default()
     };
     let inputs = args.inputs.into_iter().map(Input::from_arg).collect();

@@ -8,12 +8,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use apcache_cli::options::{open_index, QueryArgs, ServingArgs};
-use apcache_index::external_ids::{ExternalIds, LoadedIds};
 use apcache_index::highlight::{HighlightOptions, Highlighter};
 use apcache_index::plain_query::plain_query;
-use apcache_index::query::{parse_query_with_notes, Query};
-use apcache_index::search::{IndexReader, LoadMode, SearchOptions, SearchResult, Searcher};
-use apcache_index::segment::snippet;
+use apcache_index::query::{parse_query_in, Query};
+use apcache_index::schema::{FieldType, Mapping};
+use apcache_index::search::{
+    IndexReader, LoadMode, SearchOptions, SearchResult, Searcher, SortBy, SortKey, SortValue,
+    SortedResult,
+};
+use apcache_index::segment::{snippet, StoredDocument};
 use apcache_tier::serving::{LiveConfig, LiveRequest, LiveService};
 use apcache_tier::stack::ServingStack;
 use clap::Args;
@@ -60,6 +63,14 @@ pub struct SearchArgs {
     /// Print JSON (with --topics, one object per topic, a line each).
     #[arg(long)]
     pub(super) json: bool,
+    /// Order the hits by fields instead of the score: `field`, `field:asc`, `field:desc`,
+    /// `_score`, `_doc`, comma-separated; ties keep the index order.
+    #[arg(long, value_delimiter = ',', value_name = "FIELD[:asc|desc]")]
+    sort: Vec<String>,
+    /// Show these fields of each hit's document (dotted names, comma-separated): in the text
+    /// output as `field: value` lines, in JSON as its `_source`.
+    #[arg(long, value_delimiter = ',', value_name = "FIELD")]
+    fields: Vec<String>,
 }
 
 /// One run of the query: how long it took, whether the result cache answered it, and whether
@@ -71,39 +82,121 @@ struct Run {
     approximate: bool,
 }
 
-/// A hit as shown: the document's id (its place in input order), score, title and snippet.
+/// A hit as shown: the document's id, score, title, snippet and source.
 pub struct ShownHit {
-    /// The document id.
+    /// The document number.
     pub doc: u32,
-    /// BM25 score.
+    /// Its `_id` (its number when the documents have no ids of their own).
+    pub id: String,
+    /// BM25 score (NaN when a sort by fields did not compute it).
     pub score: f32,
     /// Stored title.
     pub title: String,
     /// The start of the stored body.
     pub snippet: String,
+    /// The document as given (`_source`).
+    pub source: serde_json::Value,
+    /// Its sort values, when the search sorted by fields.
+    pub sort: Option<Vec<SortValue>>,
+}
+
+/// The stored fields of the documents `hits` (number, score) names.
+fn shown(
+    reader: &IndexReader,
+    hits: impl Iterator<Item = (u32, f32, Option<Vec<SortValue>>)>,
+) -> anyhow::Result<Vec<ShownHit>> {
+    let mut shown = Vec::new();
+    for (doc, score, sort) in hits {
+        let stored = match reader.locate(doc) {
+            Some((segment, local)) => Some(
+                segment
+                    .stored(local)
+                    .with_context(|| format!("cannot read stored document {doc}"))?,
+            ),
+            None => None,
+        };
+        let source = stored
+            .as_ref()
+            .map_or(serde_json::Value::Null, StoredDocument::source_json);
+        let (title, body) = stored.map_or_else(Default::default, |s| (s.title, s.body));
+        shown.push(ShownHit {
+            doc,
+            id: reader.document_id(doc)?,
+            score,
+            title,
+            snippet: snippet(&body, 160),
+            source,
+            sort,
+        });
+    }
+    Ok(shown)
 }
 
 /// The stored fields of `result`'s hits.
 pub fn shown_hits(reader: &IndexReader, result: &SearchResult) -> anyhow::Result<Vec<ShownHit>> {
-    let mut hits = Vec::with_capacity(result.hits.len());
-    for hit in &result.hits {
-        let (title, body) = match reader.locate(hit.doc) {
-            Some((segment, local)) => {
-                let stored = segment
-                    .stored(local)
-                    .with_context(|| format!("cannot read stored document {}", hit.doc))?;
-                (stored.title, stored.body)
-            }
-            None => (String::new(), String::new()),
-        };
-        hits.push(ShownHit {
-            doc: hit.doc,
-            score: hit.score,
-            title,
-            snippet: snippet(&body, 160),
-        });
+    shown(reader, result.hits.iter().map(|h| (h.doc, h.score, None)))
+}
+
+/// The stored fields of a sorted search's hits.
+fn shown_sorted_hits(reader: &IndexReader, result: &SortedResult) -> anyhow::Result<Vec<ShownHit>> {
+    shown(
+        reader,
+        result
+            .hits
+            .iter()
+            .map(|h| (h.doc, h.score.unwrap_or(f32::NAN), Some(h.values.clone()))),
+    )
+}
+
+/// `--sort` as sort keys: `field`, `field:asc`, `field:desc`, `_score`, `_doc`.
+fn sort_keys(specs: &[String], mapping: &Mapping) -> anyhow::Result<Vec<SortKey>> {
+    specs
+        .iter()
+        .map(|spec| {
+            let (name, order) = match spec.rsplit_once(':') {
+                Some((name, order @ ("asc" | "desc"))) => (name, Some(order)),
+                _ => (spec.as_str(), None),
+            };
+            let by = match name {
+                "_score" => SortBy::Score,
+                "_doc" => SortBy::Doc,
+                field => match mapping.resolve(field).map(|f| f.field_type.into_owned()) {
+                    None => anyhow::bail!("cannot sort by {field}: the index has no such field"),
+                    Some(FieldType::Text(_)) => anyhow::bail!(
+                        "cannot sort by the text field {field}: sort by a keyword, numeric, date \
+                         or boolean field (a dynamically mapped string has {field}.keyword)"
+                    ),
+                    Some(FieldType::Keyword(_)) => SortBy::Keywords(field.to_owned()),
+                    Some(_) => SortBy::Numbers(field.to_owned()),
+                },
+            };
+            // The score sorts best first by default, everything else ascending.
+            let descending = order.map_or(by == SortBy::Score, |o| o == "desc");
+            Ok(SortKey {
+                by,
+                descending,
+                missing_first: false,
+            })
+        })
+        .collect()
+}
+
+/// The fields of `source` that `--fields` names (all of it without `--fields`).
+fn selected_fields(source: &serde_json::Value, fields: &[String]) -> serde_json::Value {
+    if fields.is_empty() {
+        return source.clone();
     }
-    Ok(hits)
+    let mut out = serde_json::Map::new();
+    for field in fields {
+        let mut value = Some(source);
+        for part in field.split('.') {
+            value = value.and_then(|v| v.get(part));
+        }
+        if let Some(value) = value {
+            out.insert(field.clone(), value.clone());
+        }
+    }
+    serde_json::Value::Object(out)
 }
 
 /// Prints a result for people: a header line with the total, then one line per hit (rank,
@@ -114,7 +207,6 @@ pub fn print_hits(
     took: Duration,
     hits: &[ShownHit],
     k: usize,
-    ids: Option<&ExternalIds>,
 ) {
     let took_ms = took.as_secs_f64() * 1000.0;
     if result.total_hits_exact {
@@ -134,7 +226,7 @@ pub fn print_hits(
         println!(
             "{:>4}  {:>8}  {:>8.4}  {}",
             rank + 1,
-            shown_id(ids, hit.doc),
+            hit.id,
             hit.score,
             hit.title
         );
@@ -207,30 +299,6 @@ fn print_runs(runs: &[Run]) {
     }
 }
 
-/// The external ids of the index `reader` reads in `dir` (`EXTERNAL_IDS`, written by the
-/// Python bindings), if it has them; a stale file is reported on stderr and ignored.
-pub(super) fn external_ids(
-    dir: &std::path::Path,
-    reader: &IndexReader,
-) -> anyhow::Result<Option<ExternalIds>> {
-    Ok(
-        match ExternalIds::load(dir, reader.generation(), reader.max_doc())? {
-            LoadedIds::Loaded(ids) => Some(ids),
-            LoadedIds::Absent => None,
-            LoadedIds::Stale(why) => {
-                eprintln!("warning: {why}");
-                None
-            }
-        },
-    )
-}
-
-/// A document's id as shown: its external id when the index has them, else its number.
-pub(super) fn shown_id(ids: Option<&ExternalIds>, doc: u32) -> String {
-    ids.and_then(|ids| ids.get(doc))
-        .map_or_else(|| doc.to_string(), str::to_owned)
-}
-
 /// Runs `apcache search`.
 pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     if args.topics.topics.is_some() {
@@ -252,15 +320,32 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     let (query, notes) = if args.topics.parse == Some(topic_run::ParseArg::Plain) {
         (plain_query(&text, &reader.analyzer()), Vec::new())
     } else {
-        parse_query_with_notes(
+        parse_query_in(
             &text,
             &reader.analyzer(),
             args.query_args.default_operator(),
+            reader.mapping(),
         )
         .with_context(|| format!("cannot parse the query {text:?}"))?
     };
     let notes: Vec<String> = notes.iter().map(ToString::to_string).collect();
-    let ids = external_ids(&args.dir, &reader)?;
+    if !args.sort.is_empty() {
+        if served_mode.is_some() {
+            anyhow::bail!("--sort reads the index directly: leave out the serving flags");
+        }
+        let sort = sort_keys(&args.sort, reader.mapping())?;
+        let result = Searcher::new(&reader)
+            .search_sorted(&query, &sort, args.k, None)
+            .context("search failed")?;
+        let hits = shown_sorted_hits(&reader, &result)?;
+        let converted = SearchResult {
+            total_hits: result.total_hits,
+            total_hits_exact: true,
+            hits: Vec::new(),
+            stats: result.stats,
+        };
+        return print_result(&args, &query, &converted, started.elapsed(), hits, &notes, &[], false);
+    }
     let (result, hits, runs) = match served_mode {
         Some(mode) => {
             drop(reader);
@@ -289,6 +374,21 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     let took = started.elapsed();
     // The answer shown is the last run's.
     let approximate = runs.last().is_some_and(|r| r.approximate);
+    print_result(&args, &query, &result, took, hits, &notes, &runs, approximate)
+}
+
+/// Prints the hits of a search, highlighted when asked, as text or JSON.
+#[allow(clippy::too_many_arguments)]
+fn print_result(
+    args: &SearchArgs,
+    query: &Query,
+    result: &SearchResult,
+    took: Duration,
+    hits: Vec<ShownHit>,
+    notes: &[String],
+    runs: &[Run],
+    approximate: bool,
+) -> anyhow::Result<()> {
     let mut hits = hits;
     let mut highlights: Vec<Option<Vec<String>>> = vec![None; hits.len()];
     if args.highlight {
@@ -301,7 +401,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             fragment_size: 80,
             number_of_fragments: 2,
         };
-        let highlighter = Highlighter::new(&query);
+        let highlighter = Highlighter::new(query);
         let analyzer = reader.analyzer();
         for (hit, shown) in hits.iter_mut().zip(&mut highlights) {
             let body = match reader.locate(hit.doc) {
@@ -325,7 +425,11 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             .iter()
             .zip(&highlights)
             .map(|(h, highlight)| {
-                let mut hit = json!({"id": shown_id(ids.as_ref(), h.doc), "score": h.score, "title": h.title, "snippet": h.snippet});
+                let score = if h.score.is_nan() { json!(null) } else { json!(h.score) };
+                let mut hit = json!({"_id": h.id, "id": h.id, "score": score, "title": h.title, "snippet": h.snippet, "_source": selected_fields(&h.source, &args.fields)});
+                if let Some(sort) = &h.sort {
+                    hit["sort"] = json!(sort);
+                }
                 if let Some(fragments) = highlight {
                     hit["highlight"] = json!({"body": fragments});
                 }
@@ -348,7 +452,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             })
         );
     } else {
-        for note in &notes {
+        for note in notes {
             println!("note: {note}");
         }
         if approximate {
@@ -357,9 +461,17 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
                  not the query's own evaluation"
             );
         }
-        print_hits(&query, &result, took, &hits, args.k, ids.as_ref());
+        print_hits(query, result, took, &hits, args.k);
+        for hit in hits.iter().filter(|_| !args.fields.is_empty()) {
+            println!("{} ({}):", hit.id, hit.title);
+            if let serde_json::Value::Object(fields) = selected_fields(&hit.source, &args.fields) {
+                for (field, value) in fields {
+                    println!("    {field}: {value}");
+                }
+            }
+        }
         if runs.len() > 1 {
-            print_runs(&runs);
+            print_runs(runs);
         }
     }
     Ok(())

@@ -27,7 +27,7 @@ use apcache_trec::{read_topics, RunWriter, TopicFormat};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::search::{external_ids, shown_id, SearchArgs};
+use super::search::SearchArgs;
 
 /// How query text is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -125,7 +125,6 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
     for warning in &stack.warnings {
         eprintln!("warning: {warning}");
     }
-    let ids = external_ids(&args.dir, &stack.reader)?;
     let analyzer = stack.reader.analyzer();
     let parse = topic_args.parse.unwrap_or(ParseArg::Plain);
     let queries: Vec<Query> = topics
@@ -193,8 +192,9 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
             let ranking = result
                 .hits
                 .iter()
-                .map(|hit| (shown_id(ids.as_ref(), hit.doc), hit.score));
-            run.write_topic(&topic.id, ranking)?;
+                .map(|hit| Ok((stack.reader.document_id(hit.doc)?, hit.score)))
+                .collect::<Result<Vec<_>, apcache_index::IndexError>>()?;
+            run.write_topic(&topic.id, ranking.into_iter())?;
         }
         run_lines = run.lines();
         run.finish()?;
@@ -204,7 +204,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
             if args.json {
                 let hits: Vec<_> = hits
                     .iter()
-                    .map(|h| json!({"id": shown_id(ids.as_ref(), h.doc), "score": h.score, "title": h.title}))
+                    .map(|h| json!({"id": h.id, "score": h.score, "title": h.title}))
                     .collect();
                 let line = json!({
                     "qid": topic.id,
@@ -227,7 +227,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
                     out,
                     "{:>6}  {:>10}  {:>8.4}  {}",
                     rank + 1,
-                    shown_id(ids.as_ref(), hit.doc),
+                    hit.id,
                     hit.score,
                     hit.title
                 )?;

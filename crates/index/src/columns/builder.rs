@@ -178,6 +178,12 @@ impl ColumnsBuilder {
             .or_insert_with(|| Pending::new(kind)))
     }
 
+    /// Whether no column was declared or given a value (a segment without columns has no
+    /// columns file).
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
     /// Bytes the builder holds on the heap (about: the tables' capacities, the strings).
     pub fn heap_bytes(&self) -> usize {
         self.columns.capacity() * (size_of::<(String, Pending)>() + 1)

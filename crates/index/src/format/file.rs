@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 use crate::IndexError;
 
 /// The version of the on-disk format this build writes.
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 /// The oldest version this build reads: version 8 changed the term records and skip entries
 /// and dropped the term checksums file, so older indexes must be rebuilt. Version 9 added
 /// two kinds of segment (a term-list dictionary, bit-packed positions) and left version 8's as
 /// they were.
-pub const OLDEST_READABLE_VERSION: u32 = 8;
+pub const OLDEST_READABLE_VERSION: u32 = 10;
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 16;
 /// Bytes of the footer.
@@ -48,6 +48,9 @@ pub enum FileKind {
     /// Per term, the positions of its occurrences (optional: an index built without
     /// positions has none).
     Positions,
+    /// Keyword, numeric, date and boolean values by document (optional: only a segment of
+    /// JSON documents with such fields has one).
+    Columns,
 }
 
 impl FileKind {
@@ -62,6 +65,7 @@ impl FileKind {
             FileKind::Store => b"STOR",
             FileKind::Manifest => b"MANI",
             FileKind::Positions => b"POSI",
+            FileKind::Columns => b"COLS",
         }
     }
 
@@ -76,10 +80,15 @@ impl FileKind {
             FileKind::Store => "store",
             FileKind::Manifest => "manifest",
             FileKind::Positions => "pos",
+            FileKind::Columns => "cols",
         }
     }
 
-    /// Every kind a segment has ([`FileKind::Positions`] besides, when it has positions).
+    /// The kinds a segment may have besides [`FileKind::SEGMENT_FILES`], in the order its
+    /// manifest entry lists them.
+    pub const OPTIONAL_SEGMENT_FILES: [FileKind; 2] = [FileKind::Positions, FileKind::Columns];
+
+    /// Every kind a segment has (and [`FileKind::OPTIONAL_SEGMENT_FILES`] where it has them).
     pub const SEGMENT_FILES: [FileKind; 6] = [
         FileKind::Dictionary,
         FileKind::TermInfos,
@@ -296,7 +305,7 @@ mod tests {
                 matches!(error, IndexError::IncompatibleVersion { found, .. } if found == version),
                 "{message}"
             );
-            assert!(message.contains("reads versions 8 to 9"), "{message}");
+            assert!(message.contains("reads versions 10 to 10"), "{message}");
             assert!(message.contains("--force"), "{message}");
         }
     }

@@ -42,6 +42,7 @@ use crate::index_dir::{self, DirContents};
 use crate::ingest::{Document, DocumentReader, Input, ReaderOptions, SkippedLine};
 use crate::manifest::{BuildProgress, Manifest};
 use crate::merge::{merge_all, next_segment_number, MergeReport};
+use crate::schema::{Mapper, Mapping};
 use crate::writer_lock::WriterLock;
 use crate::IndexError;
 
@@ -73,6 +74,11 @@ pub struct IndexOptions {
     pub merge_dir: Option<PathBuf>,
     /// Keep every occurrence's position, for phrase queries.
     pub positions: bool,
+    /// The mapping JSON documents are indexed under (`None`: inferred from the documents, as
+    /// Elasticsearch's dynamic mapping does).
+    pub mapping: Option<Mapping>,
+    /// The field whose value is a JSON document's `_id` when it has no `_id` (default `id`).
+    pub id_field: Option<String>,
 }
 
 impl Default for IndexOptions {
@@ -90,6 +96,8 @@ impl Default for IndexOptions {
             flush_dir: None,
             merge_dir: None,
             positions: true,
+            mapping: None,
+            id_field: Some("id".to_owned()),
         }
     }
 }
@@ -399,6 +407,8 @@ trait DocumentSource {
     fn skipped_lines(&self) -> Vec<SkippedLine> {
         Vec::new()
     }
+    /// The mapping of the documents read so far, and a number that changes when it grows.
+    fn mapping(&self) -> (u64, Mapping);
 }
 
 impl DocumentSource for DocumentReader {
@@ -418,6 +428,9 @@ impl DocumentSource for DocumentReader {
             .map(SkippedLine::from)
             .collect()
     }
+    fn mapping(&self) -> (u64, Mapping) {
+        (self.mapper().version(), self.mapper().mapping().clone())
+    }
 }
 
 /// Documents already in memory (benchmarks, which time indexing apart from parsing).
@@ -431,7 +444,7 @@ impl DocumentSource for InMemory<'_> {
     fn next_batch(&mut self, max: usize, out: &mut Vec<Document>) -> Result<usize, IndexError> {
         let end = self.documents.len().min(self.next + max);
         for doc in &self.documents[self.next..end] {
-            self.bytes += (doc.title.len() + doc.body.len() + 2) as u64;
+            self.bytes += doc.input_bytes() as u64 + 1;
             out.push(doc.clone());
         }
         let added = end - self.next;
@@ -443,6 +456,9 @@ impl DocumentSource for InMemory<'_> {
     }
     fn bad_lines(&self) -> u64 {
         0
+    }
+    fn mapping(&self) -> (u64, Mapping) {
+        (0, Mapping::title_body())
     }
 }
 
@@ -461,7 +477,9 @@ pub fn build_index(
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ");
-    let mut reader = DocumentReader::new(inputs, options.reader)?;
+    let mapping = options.mapping.clone().unwrap_or_default();
+    let mapper = Mapper::new(mapping, options.id_field.clone());
+    let mut reader = DocumentReader::new(inputs, options.reader)?.with_mapper(mapper);
     build(&mut reader, &input, started, dir, options, progress)
 }
 
@@ -603,6 +621,7 @@ fn build_locked(
     let (sender, receiver) =
         crossbeam_channel::bounded::<(u32, Vec<Document>)>(options.threads * 2);
     let mut next_did: u64 = 0;
+    let mut mapping_version = None;
     let read_result = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..options.threads)
             .map(|_| {
@@ -625,6 +644,16 @@ fn build_locked(
                         IndexError::InvalidArgument("more than 2^32 documents".into())
                     })?;
                 next_did += batch.len() as u64;
+                // The fields of this batch are in the manifest before any flush commits it.
+                let (version, mapping) = reader.mapping();
+                if mapping_version != Some(version) {
+                    mapping_version = Some(version);
+                    shared
+                        .manifest
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .mapping = Some(mapping);
+                }
                 shared.documents_read.store(next_did, Ordering::Relaxed);
                 progress(next_did, reader.bytes_read());
                 if sender.send((first, batch)).is_err() {
@@ -664,6 +693,7 @@ fn build_locked(
     let segments_flushed = next_segment - first_segment;
     // The final commit: the merge's, or, when it had nothing to do, one of its own.
     manifest.build = None;
+    manifest.mapping = Some(reader.mapping().1);
     let generation = manifest.generation;
     let merge = if options.merge {
         release_freed_memory();

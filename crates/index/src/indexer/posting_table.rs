@@ -17,11 +17,18 @@ use super::byte_slices::{ByteSlices, ByteStream};
 use super::document_terms::{hash_term, DocumentTerms, TermOccurrences};
 use super::tail_pool::{deinterleave, Tail, TailPool};
 use crate::analyzer::Analyzer;
+use crate::columns::{ColumnsBuilder, ColumnsError};
 use crate::format::PositionsCodec;
 use crate::ingest::Document;
 use crate::prefetch::prefetch_line;
+use crate::schema::{field_terms, ID_FIELD, TEXT_GAP};
 use crate::segment::{DictionaryKind, DocMap, SegmentMeta, SegmentWriter, StoreWriter};
 use crate::IndexError;
+
+/// A value the columns refused (a field with values of two kinds): the mapping prevents it.
+fn column_error(error: ColumnsError) -> IndexError {
+    IndexError::InvalidArgument(format!("a document's values: {error}"))
+}
 
 /// How many terms ahead a flush prefetches what it reads next.
 const FLUSH_PREFETCH_DISTANCE: usize = 8;
@@ -69,6 +76,8 @@ struct Contents {
     positions: ByteSlices,
     docs: DocMap,
     lengths: Vec<u32>,
+    /// The keyword, numeric, date and boolean values of JSON documents, and their `_id`s.
+    columns: ColumnsBuilder,
     bytes: usize,
     postings: u64,
 }
@@ -192,6 +201,7 @@ impl PostingTable {
             + c.terms.len() * sort_entry
             + c.sealed.capacity() * std::mem::size_of::<Vec<u32>>()
             + c.lengths.capacity() * 4
+            + c.columns.heap_bytes()
             + c.positions.allocated_bytes()
             + self
                 .segment
@@ -250,14 +260,53 @@ impl PostingTable {
         let document = &mut self.document;
         document.clear();
         let mut length = 0u32;
-        // The title and the body are one stream of positions, as if joined by a space.
         let mut offset = 0u32;
-        for text in [doc.title.as_str(), doc.body.as_str()] {
-            let words = analyzer.for_each_token_with_position(text, |position, token| {
-                length += 1;
-                document.add(token, offset.saturating_add(position));
-            });
-            offset = offset.saturating_add(words);
+        let local = self.contents.lengths.len() as u32;
+        match &doc.json {
+            // The title and the body are one stream of positions, as if joined by a space.
+            None => {
+                for text in [doc.title.as_str(), doc.body.as_str()] {
+                    let words = analyzer.for_each_token_with_position(text, |position, token| {
+                        length += 1;
+                        document.add(token, offset.saturating_add(position));
+                    });
+                    offset = offset.saturating_add(words);
+                }
+            }
+            Some(json) => {
+                let fields = &json.fields;
+                for (i, text) in fields.texts.iter().enumerate() {
+                    if i > 0 {
+                        offset = offset.saturating_add(TEXT_GAP);
+                    }
+                    let words = analyzer.for_each_token_with_position(text, |position, token| {
+                        length += 1;
+                        document.add(token, offset.saturating_add(position));
+                    });
+                    offset = offset.saturating_add(words);
+                }
+                // Keyword values and field existence are terms, not words: they take
+                // positions after the text and add nothing to the document's length.
+                let mut mark = |term: &str| {
+                    offset = offset.saturating_add(1);
+                    document.add(term, offset);
+                };
+                let columns = &mut self.contents.columns;
+                if let Some(id) = &doc.id {
+                    mark(&field_terms::keyword_term(ID_FIELD, id));
+                    columns.add_keyword(ID_FIELD, local, id).map_err(column_error)?;
+                }
+                for (field, value) in &fields.keywords {
+                    mark(&field_terms::keyword_term(field, value));
+                    columns.add_keyword(field, local, value).map_err(column_error)?;
+                }
+                for (field, value) in &fields.numbers {
+                    columns.add_numeric(field, local, *value).map_err(column_error)?;
+                }
+                for field in &fields.present {
+                    mark(&field_terms::exists_term(field));
+                }
+            }
         }
         let (arena, tails, this) = (&mut self.arena, &mut self.tails, &mut self.contents);
         // Every distinct term's entry found (or made) first, with the lines its posting writes
@@ -280,7 +329,8 @@ impl PostingTable {
         if this.docs.runs().last().is_some_and(|r| r[0] + r[1] != did) {
             store.cut()?;
         }
-        store.add_document(&doc.title, &doc.body)?;
+        let source = doc.json.as_ref().map_or("", |json| json.source.as_str());
+        store.add_document(&doc.title, &doc.body, source)?;
         this.docs.push(did);
         this.lengths.push(length);
         Ok(())
@@ -293,7 +343,9 @@ impl PostingTable {
             .segment
             .take()
             .ok_or_else(|| IndexError::InvalidArgument("no segment was begun".into()))?;
-        let table = std::mem::take(&mut self.contents);
+        let mut table = std::mem::take(&mut self.contents);
+        let documents = table.lengths.len() as u32;
+        let columns = std::mem::take(&mut table.columns);
         let mut writer = SegmentWriter::create_with_store(
             &dir,
             &name,
@@ -305,6 +357,9 @@ impl PostingTable {
         )?;
         if self.keep_positions {
             writer.keep_positions(format.positions)?;
+        }
+        if !columns.is_empty() {
+            writer.add_columns(&columns.finish(documents).map_err(column_error)?)?;
         }
         let mut positions = Vec::new();
         let mut position_bytes = Vec::new();

@@ -92,12 +92,14 @@ pub enum BadLineReason {
         /// The parser's message.
         message: String,
     },
-    /// A JSON object has neither a `body` nor a `text` string.
-    #[error("JSON object has no \"body\" or \"text\" string")]
-    MissingBody,
-    /// A JSON object's `id` is neither a string, a number nor null.
-    #[error("JSON \"id\" must be a string or a number")]
-    InvalidId,
+    /// A JSON document does not fit the index's mapping (or its id is not usable).
+    #[error("document{} does not fit the mapping: {reason}", id.as_ref().map(|id| format!(" {id:?}")).unwrap_or_default())]
+    DoesNotFit {
+        /// The id the document states, if any.
+        id: Option<String>,
+        /// The field and what is wrong with it.
+        reason: String,
+    },
     /// The line is longer than [`ReaderOptions::max_line_bytes`](super::ReaderOptions).
     #[error("line longer than {limit} bytes")]
     TooLong {

@@ -47,4 +47,13 @@ pub enum IngestError {
         /// Its file extension.
         extension: String,
     },
+    /// Tab-separated documents (a title and a body) in a build whose mapping gives `title` or
+    /// `body` another type.
+    #[error("{input}: tab-separated documents have the text fields title and body, and the mapping disagrees: {message}")]
+    MappingConflict {
+        /// The input.
+        input: Input,
+        /// The conflict.
+        message: String,
+    },
 }

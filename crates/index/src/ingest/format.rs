@@ -7,6 +7,7 @@ use super::bad_line::BadLineReason;
 use super::document::Document;
 use super::error::IngestError;
 use super::json_lines;
+use crate::schema::Mapper;
 use super::tab_separated::{self, Layout};
 
 /// The layout of the input's lines.
@@ -71,18 +72,22 @@ impl InputFormat {
 
     /// The document on `line` (without its terminator), `None` for a header line. `Auto`
     /// reads the line as the format [`InputFormat::detect`] finds in it.
-    pub(crate) fn parse_line(self, line: &str) -> Result<Option<Document>, BadLineReason> {
+    pub(crate) fn parse_line(
+        self,
+        line: &str,
+        mapper: &mut Mapper,
+    ) -> Result<Option<Document>, BadLineReason> {
         if line.is_empty() {
             return Err(BadLineReason::Empty);
         }
         match self {
             InputFormat::Auto => match InputFormat::detect(line) {
-                Some(format) => format.parse_line(line),
+                Some(format) => format.parse_line(line, mapper),
                 None => tab_separated::parse(line, Layout::TitleBody),
             },
             InputFormat::Tsv => tab_separated::parse(line, Layout::TitleBody),
             InputFormat::Luceneutil => tab_separated::parse(line, Layout::TitleDateBody),
-            InputFormat::JsonLines => json_lines::parse(line).map(Some),
+            InputFormat::JsonLines => json_lines::parse(line, mapper).map(Some),
         }
     }
 }
@@ -111,6 +116,10 @@ impl FromStr for InputFormat {
 mod tests {
     use super::*;
 
+    fn mapper() -> Mapper {
+        Mapper::new(crate::schema::Mapping::default(), None)
+    }
+
     #[test]
     fn names_round_trip() {
         for format in InputFormat::ALL {
@@ -137,12 +146,12 @@ mod tests {
         assert_eq!(detect("no tab"), None);
         assert_eq!(detect(""), None);
         let body = InputFormat::Auto
-            .parse_line("T\tdate\tb")
+            .parse_line("T\tdate\tb", &mut mapper())
             .unwrap()
             .unwrap()
             .body;
         assert_eq!(body, "date\tb");
-        let body = InputFormat::Auto.parse_line(dated).unwrap().unwrap().body;
+        let body = InputFormat::Auto.parse_line(dated, &mut mapper()).unwrap().unwrap().body;
         assert_eq!(body, "b");
     }
 
@@ -150,15 +159,15 @@ mod tests {
     fn a_forced_format_does_not_guess() {
         let line = "{not json}\tbody";
         assert_eq!(
-            InputFormat::Tsv.parse_line(line).unwrap().unwrap().title,
+            InputFormat::Tsv.parse_line(line, &mut mapper()).unwrap().unwrap().title,
             "{not json}"
         );
         assert!(matches!(
-            InputFormat::Auto.parse_line(line),
+            InputFormat::Auto.parse_line(line, &mut mapper()),
             Err(BadLineReason::InvalidJson { .. })
         ));
         assert!(matches!(
-            InputFormat::JsonLines.parse_line("T\tb"),
+            InputFormat::JsonLines.parse_line("T\tb", &mut mapper()),
             Err(BadLineReason::InvalidJson { .. })
         ));
     }
@@ -166,7 +175,7 @@ mod tests {
     #[test]
     fn empty_lines_are_bad_in_every_format() {
         for format in InputFormat::ALL {
-            assert_eq!(format.parse_line(""), Err(BadLineReason::Empty));
+            assert_eq!(format.parse_line("", &mut mapper()), Err(BadLineReason::Empty));
         }
     }
 }

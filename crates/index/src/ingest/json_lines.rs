@@ -1,123 +1,97 @@
-//! JSON-lines documents: one object per line, `{"id": .., "title": .., "body": ..}`.
+//! JSON-lines documents: one object per line, mapped by the index's [`Mapper`].
 //!
-//! `text` is accepted for `body` (the name many dataset dumps use); `body` wins when both are
-//! there. `id` and `title` are optional, and other fields are ignored, so that records exported
-//! with extra metadata read as they are.
+//! Any object is a document; its fields are indexed as the mapping says (or as dynamic mapping
+//! infers them). A document's id is its `_id`, else its id field (`id` unless the build names
+//! another), a string or a number kept in its JSON spelling.
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::bad_line::BadLineReason;
-use super::document::Document;
+use super::document::{Document, JsonDocument};
+use crate::schema::Mapper;
 
-/// The fields of a JSON document that the reader uses.
-#[derive(Deserialize)]
-struct JsonDocument {
-    #[serde(default)]
-    id: Option<Value>,
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    body: Option<String>,
-    #[serde(default)]
-    text: Option<String>,
-}
-
-/// The document on `line`.
-pub(crate) fn parse(line: &str) -> Result<Document, BadLineReason> {
-    // serde would also read a struct from a JSON array, by position.
+/// The document on `line`, mapped by `mapper`.
+pub(crate) fn parse(line: &str, mapper: &mut Mapper) -> Result<Document, BadLineReason> {
+    // serde would also read a struct from a JSON array; any non-object is refused here.
     if !line.trim_start().starts_with('{') {
         return Err(BadLineReason::InvalidJson {
             message: "expected a JSON object".to_owned(),
         });
     }
-    let document: JsonDocument =
-        serde_json::from_str(line).map_err(|error| BadLineReason::InvalidJson {
-            message: error.to_string(),
-        })?;
-    let id = match document.id {
-        None | Some(Value::Null) => None,
-        Some(Value::String(id)) => Some(id),
-        Some(Value::Number(id)) => Some(id.to_string()),
-        Some(_) => return Err(BadLineReason::InvalidId),
-    };
-    let body = document
-        .body
-        .or(document.text)
-        .ok_or(BadLineReason::MissingBody)?;
-    Ok(Document {
-        id,
-        title: document.title.unwrap_or_default(),
-        body,
-    })
+    let value: Value = serde_json::from_str(line).map_err(|error| BadLineReason::InvalidJson {
+        message: error.to_string(),
+    })?;
+    match mapper.map(&value) {
+        Ok(fields) => Ok(Document {
+            id: fields.id.clone(),
+            title: String::new(),
+            body: String::new(),
+            json: Some(Box::new(JsonDocument {
+                source: line.trim_end_matches([' ', '\t']).to_owned(),
+                fields,
+            })),
+        }),
+        Err(error) => Err(BadLineReason::DoesNotFit {
+            id: stated_id(&value, mapper),
+            reason: error.to_string(),
+        }),
+    }
+}
+
+/// The id a refused document states, for the message.
+fn stated_id(value: &Value, mapper: &Mapper) -> Option<String> {
+    let object = value.as_object()?;
+    let id = object
+        .get("_id")
+        .or_else(|| mapper.id_field().and_then(|field| object.get(field)))?;
+    match id {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::schema::Mapping;
 
-    fn document(id: Option<&str>, title: &str, body: &str) -> Document {
-        Document {
-            id: id.map(str::to_owned),
-            title: title.to_owned(),
-            body: body.to_owned(),
-        }
-    }
-
-    #[test]
-    fn all_fields() {
-        let line = r#"{"id": "d1", "title": "T", "body": "b\tody\n"}"#;
-        assert_eq!(parse(line), Ok(document(Some("d1"), "T", "b\tody\n")));
+    fn mapper() -> Mapper {
+        Mapper::new(Mapping::default(), Some("id".into()))
     }
 
     #[test]
     fn numeric_ids_keep_their_json_spelling() {
-        assert_eq!(
-            parse(r#"{"id":42,"body":"b"}"#),
-            Ok(document(Some("42"), "", "b"))
-        );
-        assert_eq!(
-            parse(r#"{"id":-1.5,"body":"b"}"#),
-            Ok(document(Some("-1.5"), "", "b"))
-        );
-        assert_eq!(
-            parse(r#"{"id":null,"body":"b"}"#),
-            Ok(document(None, "", "b"))
-        );
-        assert_eq!(
-            parse(r#"{"id":[1],"body":"b"}"#),
-            Err(BadLineReason::InvalidId)
-        );
-    }
-
-    #[test]
-    fn text_stands_in_for_body_and_extra_fields_are_ignored() {
-        let line = r#"{"url":"u","text":"t","meta":{"a":[1,2]},"title":null}"#;
-        assert_eq!(parse(line), Ok(document(None, "", "t")));
-        let both = r#"{"text":"t","body":"b"}"#;
-        assert_eq!(parse(both), Ok(document(None, "", "b")));
-    }
-
-    #[test]
-    fn a_body_is_required() {
-        assert_eq!(parse(r#"{"title":"T"}"#), Err(BadLineReason::MissingBody));
-        assert_eq!(parse(r#"{"body":null}"#), Err(BadLineReason::MissingBody));
-    }
-
-    #[test]
-    fn malformed_json_and_wrong_types_are_invalid() {
-        for line in [
-            r#"{"body":"b""#,
-            r#"{"body":5}"#,
-            r#"{"title":1,"body":"b"}"#,
-            r#"["id","title","body","text"]"#,
-            "{} trailing",
-            "null",
-        ] {
-            assert!(
-                matches!(parse(line), Err(BadLineReason::InvalidJson { .. })),
-                "{line}"
-            );
+        let mut mapper = mapper();
+        for (line, id) in [(r#"{"id": 17, "body": "x"}"#, "17"), (r#"{"id": 1.5e3, "body": "x"}"#, "1500.0")] {
+            assert_eq!(parse(line, &mut mapper).unwrap().id.as_deref(), Some(id));
         }
+    }
+
+    #[test]
+    fn the_source_is_kept_as_given() {
+        let line = r#"{"title": "T", "body": "b", "tags": ["x", "y"]}"#;
+        let document = parse(line, &mut mapper()).unwrap();
+        let json = document.json.unwrap();
+        assert_eq!(json.source, line);
+        // Fields in name order.
+        assert_eq!(json.fields.texts, ["b", "x", "y", "T"]);
+    }
+
+    #[test]
+    fn malformed_json_and_documents_that_do_not_fit_are_bad_lines() {
+        let mut mapper = mapper();
+        for line in ["{not json}", "[1, 2]", "{\"a\": 1"] {
+            assert!(matches!(parse(line, &mut mapper), Err(BadLineReason::InvalidJson { .. })), "{line}");
+        }
+        parse(r#"{"n": 1}"#, &mut mapper).unwrap();
+        let error = parse(r#"{"id": "x9", "n": "one"}"#, &mut mapper).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "document \"x9\" does not fit the mapping: field [n]: \"one\" is not an integer"
+        );
+        let _ = json!(null);
     }
 }

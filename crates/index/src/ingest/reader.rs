@@ -11,6 +11,7 @@ use super::format::InputFormat;
 use super::input::Input;
 use super::line_reader::{LineInfo, LineReader};
 use super::report::IngestReport;
+use crate::schema::{Mapper, Mapping};
 
 /// How a [`DocumentReader`] reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +74,8 @@ pub struct DocumentReader {
     report: IngestReport,
     line: Vec<u8>,
     finished: bool,
+    /// Maps JSON documents, and holds the fields of every document read so far.
+    mapper: Mapper,
 }
 
 /// The input being read.
@@ -127,7 +130,20 @@ impl DocumentReader {
             report: IngestReport::default(),
             line: Vec::new(),
             finished: false,
+            mapper: Mapper::new(Mapping::default(), Some("id".to_owned())),
         })
+    }
+
+    /// Maps JSON documents under `mapper` (by default, dynamic mapping from an empty mapping,
+    /// ids from `_id` or `id`).
+    pub fn with_mapper(mut self, mapper: Mapper) -> DocumentReader {
+        self.mapper = mapper;
+        self
+    }
+
+    /// The mapper, whose mapping holds every field of the documents read so far.
+    pub fn mapper(&self) -> &Mapper {
+        &self.mapper
     }
 
     /// The next document, or `None` when every input has been read.
@@ -208,8 +224,24 @@ impl DocumentReader {
                 continue;
             };
             self.report.bytes_read += info.bytes;
-            match parse(&self.line, info, &self.options, &mut current.format) {
+            let parsed = parse(
+                &self.line,
+                info,
+                &self.options,
+                &mut current.format,
+                &mut self.mapper,
+            );
+            match parsed {
                 Ok(Some(document)) => {
+                    if document.json.is_none() {
+                        // Tab-separated documents are a title and a body.
+                        if let Err(error) = self.mapper.extend(&Mapping::title_body()) {
+                            return Err(IngestError::MappingConflict {
+                                input: current.input.clone(),
+                                message: error.to_string(),
+                            });
+                        }
+                    }
                     self.report.documents += 1;
                     current.documents += 1;
                     return Ok(Some(document));
@@ -253,6 +285,7 @@ fn parse(
     info: LineInfo,
     options: &ReaderOptions,
     format: &mut InputFormat,
+    mapper: &mut Mapper,
 ) -> Result<Option<Document>, BadLineReason> {
     if info.too_long {
         return Err(BadLineReason::TooLong {
@@ -267,7 +300,7 @@ fn parse(
             *format = detected;
         }
     }
-    format.parse_line(line)
+    format.parse_line(line, mapper)
 }
 
 impl Iterator for DocumentReader {

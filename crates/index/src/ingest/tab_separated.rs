@@ -61,6 +61,7 @@ pub(crate) fn parse(line: &str, layout: Layout) -> Result<Option<Document>, BadL
         id: None,
         title: title.to_owned(),
         body: body.to_owned(),
+        json: None,
     }))
 }
 
@@ -73,6 +74,7 @@ mod tests {
             id: None,
             title: title.to_owned(),
             body: body.to_owned(),
+            json: None,
         })
     }
 

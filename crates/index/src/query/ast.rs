@@ -26,6 +26,43 @@ pub enum Query {
     Bool(BoolQuery),
     /// Documents where terms occur in a given order and distance (`"new york"`, `"a b"~2`).
     Phrase(PhraseQuery),
+    /// The documents the inner query matches, scored 0: Elasticsearch's filter context (a
+    /// `bool` query's `filter`, `constant_score`'s filter).
+    Filter(Box<Query>),
+    /// Documents with a value of a field in a range, scored 1 (Elasticsearch's `range`).
+    Range(RangeQuery),
+    /// Every document, scored 1 (`match_all`, `*:*`).
+    All,
+}
+
+/// Documents with a value of `field` between two bounds, read from the field's column.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RangeQuery {
+    /// The field (dotted name).
+    pub field: String,
+    /// The bounds, in the form the field's column keeps values.
+    pub bounds: RangeBounds,
+}
+
+/// The bounds of a [`RangeQuery`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RangeBounds {
+    /// A numeric column's values (integers, dates in milliseconds, booleans as 0 and 1,
+    /// doubles in sortable form) from `lower` to `upper`, both included; empty when `lower >
+    /// upper`.
+    Numbers {
+        /// The least value matched.
+        lower: i64,
+        /// The greatest value matched.
+        upper: i64,
+    },
+    /// A keyword column's values between two strings (byte order).
+    Keywords {
+        /// The lower bound.
+        lower: std::ops::Bound<String>,
+        /// The upper bound.
+        upper: std::ops::Bound<String>,
+    },
 }
 
 /// Terms at given distances from each other, as Lucene's `PhraseQuery` matches them.
@@ -81,7 +118,8 @@ impl Query {
 
     fn collect_phrase_terms<'a>(&'a self, terms: &mut BTreeSet<&'a str>) {
         match self {
-            Query::Term(_) => {}
+            Query::Term(_) | Query::Range(_) | Query::All => {}
+            Query::Filter(inner) => inner.collect_phrase_terms(terms),
             Query::Bool(bool_query) => bool_query
                 .clauses()
                 .for_each(|(_, clause)| clause.collect_phrase_terms(terms)),
@@ -94,6 +132,8 @@ impl Query {
             Query::Term(term) => {
                 terms.insert(term.as_str());
             }
+            Query::Range(_) | Query::All => {}
+            Query::Filter(inner) => inner.collect_terms(terms),
             Query::Bool(bool_query) => bool_query
                 .clauses()
                 .for_each(|(_, clause)| clause.collect_terms(terms)),
@@ -104,12 +144,25 @@ impl Query {
     /// Whether a document holding exactly the terms for which `has_term` is true matches: the
     /// exhaustive reference semantics that evaluators are tested against (see [`BoolQuery`]).
     /// A phrase needs positions to decide; here it matches where all its terms occur, which
-    /// is what a document needs to match it.
+    /// is what a document needs to match it. A range matches nothing here (see
+    /// [`Query::matches_with`]).
     pub fn matches(&self, has_term: &dyn Fn(&str) -> bool) -> bool {
+        self.matches_with(has_term, &|_| false)
+    }
+
+    /// Like [`Query::matches`], ranges decided by `in_range`.
+    pub fn matches_with(
+        &self,
+        has_term: &dyn Fn(&str) -> bool,
+        in_range: &dyn Fn(&RangeQuery) -> bool,
+    ) -> bool {
         match self {
             Query::Term(term) => has_term(term),
-            Query::Bool(bool_query) => bool_query.matches(has_term),
+            Query::Bool(bool_query) => bool_query.matches_with(has_term, in_range),
             Query::Phrase(phrase) => phrase.terms.iter().all(|(_, term)| has_term(term)),
+            Query::Filter(inner) => inner.matches_with(has_term, in_range),
+            Query::Range(range) => in_range(range),
+            Query::All => true,
         }
     }
 
@@ -147,13 +200,23 @@ impl Query {
 impl BoolQuery {
     /// Whether a document holding exactly the terms for which `has_term` is true matches.
     pub fn matches(&self, has_term: &dyn Fn(&str) -> bool) -> bool {
-        if self.must_not.iter().any(|query| query.matches(has_term)) {
+        self.matches_with(has_term, &|_| false)
+    }
+
+    /// Like [`BoolQuery::matches`], ranges decided by `in_range`.
+    pub fn matches_with(
+        &self,
+        has_term: &dyn Fn(&str) -> bool,
+        in_range: &dyn Fn(&RangeQuery) -> bool,
+    ) -> bool {
+        let matches = |query: &Query| query.matches_with(has_term, in_range);
+        if self.must_not.iter().any(matches) {
             return false;
         }
         if self.must.is_empty() {
-            self.should.iter().any(|query| query.matches(has_term))
+            self.should.iter().any(matches)
         } else {
-            self.must.iter().all(|query| query.matches(has_term))
+            self.must.iter().all(matches)
         }
     }
 
@@ -177,6 +240,9 @@ impl fmt::Display for Query {
             Query::Term(term) => write_term(f, term),
             Query::Bool(bool_query) => bool_query.fmt(f),
             Query::Phrase(phrase) => phrase.fmt(f),
+            Query::Filter(inner) => write!(f, "#({inner})"),
+            Query::Range(range) => range.fmt(f),
+            Query::All => f.write_str("*:*"),
         }
     }
 }
@@ -190,12 +256,37 @@ impl fmt::Display for BoolQuery {
             }
             f.write_str(prefix)?;
             match clause {
-                Query::Term(term) => write_term(f, term)?,
                 Query::Bool(nested) => write!(f, "({nested})")?,
-                Query::Phrase(phrase) => phrase.fmt(f)?,
+                other => other.fmt(f)?,
             }
         }
         Ok(())
+    }
+}
+
+/// Prints the range as Lucene's syntax writes it: `field:[1 TO 5]` (numbers as the column
+/// keeps them), `field:{a TO *]`.
+impl fmt::Display for RangeQuery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use std::ops::Bound;
+        match &self.bounds {
+            RangeBounds::Numbers { lower, upper } => {
+                write!(f, "{}:[{lower} TO {upper}]", self.field)
+            }
+            RangeBounds::Keywords { lower, upper } => {
+                let (open, low) = match lower {
+                    Bound::Included(v) => ('[', v.as_str()),
+                    Bound::Excluded(v) => ('{', v.as_str()),
+                    Bound::Unbounded => ('[', "*"),
+                };
+                let (high, close) = match upper {
+                    Bound::Included(v) => (v.as_str(), ']'),
+                    Bound::Excluded(v) => (v.as_str(), '}'),
+                    Bound::Unbounded => ("*", ']'),
+                };
+                write!(f, "{}:{open}{low:?} TO {high:?}{close}", self.field)
+            }
+        }
     }
 }
 
@@ -227,6 +318,10 @@ impl fmt::Display for PhraseQuery {
 /// characters Lucene's `QueryParser.escape` escapes, whitespace, and the first character of a
 /// term that would otherwise read as an operator (`AND`, `OR`, `NOT`) get a backslash.
 fn write_term(f: &mut fmt::Formatter<'_>, term: &str) -> fmt::Result {
+    // A keyword value or an existence mark prints as the clause that names it.
+    if !crate::schema::field_terms::is_word(term) {
+        return f.write_str(&crate::schema::field_terms::display(term));
+    }
     let is_keyword = matches!(term, "AND" | "OR" | "NOT");
     for (index, character) in term.chars().enumerate() {
         if needs_escape(character) || (index == 0 && is_keyword) {

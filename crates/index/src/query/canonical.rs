@@ -17,23 +17,36 @@
 //! term:   0x00 | length (VByte) | UTF-8 bytes
 //! group:  0x01 | must count | should count | must_not count (VByte each) | clauses...
 //! phrase: 0x02 | slop | term count (VByte each) | per term: position (VByte) | term as above
+//! filter: 0x03 | the inner query
+//! range:  0x04 | field as a term | lower i64 | upper i64          (numbers)
+//!         0x05 | field as a term | per bound: 0 value | 1 value | 2   (keywords: included,
+//!                                                                   excluded, unbounded)
+//! all:    0x06
 //! ```
 //!
 //! A phrase's terms do not commute: its canonical form is itself.
 
 use super::ast::{BoolQuery, Query};
+use std::ops::Bound;
+
+use super::RangeBounds;
 use crate::format::vbyte::write_vbyte;
 
 const TERM: u8 = 0;
 const GROUP: u8 = 1;
 const PHRASE: u8 = 2;
+const FILTER: u8 = 3;
+const NUMBER_RANGE: u8 = 4;
+const KEYWORD_RANGE: u8 = 5;
+const ALL: u8 = 6;
 
 impl Query {
     /// The canonical form: clause lists sorted and repeated prohibited clauses dropped, at
     /// every depth. Matches the same documents; isomorphic queries have equal forms.
     pub fn canonical(&self) -> Query {
         match self {
-            Query::Term(_) | Query::Phrase(_) => self.clone(),
+            Query::Term(_) | Query::Phrase(_) | Query::Range(_) | Query::All => self.clone(),
+            Query::Filter(inner) => Query::Filter(Box::new(inner.canonical())),
             Query::Bool(b) => {
                 let sorted = |clauses: &[Query], dedup: bool| {
                     let mut keyed: Vec<(Vec<u8>, Query)> = clauses
@@ -72,13 +85,13 @@ impl Query {
     /// so once they have grown a key costs no allocation beyond `out`'s own growth (a cache
     /// looks a query up by this key before anything else, hit or miss).
     pub fn write_canonical_key(&self, out: &mut Vec<u8>) {
-        if let Query::Bool(_) = self {
+        if let Query::Bool(_) | Query::Filter(_) = self {
             KEY_SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
                 Ok(mut scratch) => canonical_into(self, out, &mut scratch),
                 Err(_) => canonical_into(self, out, &mut KeyScratch::default()),
             });
         } else {
-            // A term or a phrase is its own canonical form.
+            // A term, a phrase or a range is its own canonical form.
             self.pack(out);
         }
     }
@@ -117,6 +130,38 @@ impl Query {
                     clause.pack(out);
                 }
             }
+            Query::Filter(inner) => {
+                out.push(FILTER);
+                inner.pack(out);
+            }
+            Query::Range(range) => {
+                match &range.bounds {
+                    RangeBounds::Numbers { lower, upper } => {
+                        out.push(NUMBER_RANGE);
+                        pack_term(&range.field, out);
+                        out.extend_from_slice(&lower.to_le_bytes());
+                        out.extend_from_slice(&upper.to_le_bytes());
+                    }
+                    RangeBounds::Keywords { lower, upper } => {
+                        out.push(KEYWORD_RANGE);
+                        pack_term(&range.field, out);
+                        for bound in [lower, upper] {
+                            match bound {
+                                Bound::Included(v) => {
+                                    out.push(0);
+                                    pack_term(v, out);
+                                }
+                                Bound::Excluded(v) => {
+                                    out.push(1);
+                                    pack_term(v, out);
+                                }
+                                Bound::Unbounded => out.push(2),
+                            }
+                        }
+                    }
+                }
+            }
+            Query::All => out.push(ALL),
         }
     }
 }
@@ -136,6 +181,11 @@ thread_local! {
 
 /// Appends the canonical key of `query` to `out` (see [`Query::write_canonical_key`]).
 fn canonical_into(query: &Query, out: &mut Vec<u8>, scratch: &mut KeyScratch) {
+    if let Query::Filter(inner) = query {
+        out.push(FILTER);
+        canonical_into(inner, out, scratch);
+        return;
+    }
     let Query::Bool(b) = query else {
         query.pack(out);
         return;
@@ -259,7 +309,6 @@ mod tests {
     /// `query` with every clause list shuffled by `seed`, at every depth.
     fn shuffled(query: &Query, seed: &mut u64) -> Query {
         match query {
-            Query::Term(_) | Query::Phrase(_) => query.clone(),
             Query::Bool(b) => {
                 let mut shuffle = |clauses: &[Query]| {
                     let mut out: Vec<Query> = clauses.iter().map(|c| shuffled(c, seed)).collect();
@@ -273,6 +322,7 @@ mod tests {
                 };
                 group(shuffle(&b.must), shuffle(&b.should), shuffle(&b.must_not))
             }
+            other => other.clone(),
         }
     }
 

@@ -44,7 +44,8 @@ impl Query {
     /// ```
     pub fn clauses(&self) -> usize {
         match self {
-            Query::Term(_) => 1,
+            Query::Term(_) | Query::Range(_) | Query::All => 1,
+            Query::Filter(inner) => inner.clauses(),
             Query::Phrase(phrase) => phrase.terms.len(),
             Query::Bool(b) => b
                 .must

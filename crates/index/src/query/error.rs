@@ -50,6 +50,36 @@ pub enum QueryError {
         /// The field name written before the colon.
         field: String,
     },
+    /// A field the index's mapping does not have.
+    #[error("unknown field [{field}]: the index's mapping has no such field (apcache stats shows it)")]
+    UnknownField {
+        /// The field.
+        field: String,
+    },
+    /// A clause on one text field: text fields are searched together.
+    #[error(
+        "searching the text field [{field}] alone is not supported: the index searches its text          fields together; drop '{field}:' to search them all"
+    )]
+    TextFieldUnsupported {
+        /// The field.
+        field: String,
+    },
+    /// A value its field's type cannot read.
+    #[error("field [{field}]: {value:?} is {reason}")]
+    InvalidFieldValue {
+        /// The field.
+        field: String,
+        /// The value as written.
+        value: String,
+        /// Why it cannot be read.
+        reason: String,
+    },
+    /// A range that is not `field:[low TO high]` or `field:{low TO high}`.
+    #[error("malformed range at byte {position}: write field:[low TO high] or field:{{low TO high}}, with * for no bound")]
+    MalformedRange {
+        /// The opening bracket.
+        position: usize,
+    },
     /// `term*`, `te?m`: wildcard queries.
     #[error(
         "wildcard queries ('*', '?' at byte {position}) are not supported; \
@@ -143,7 +173,11 @@ impl QueryError {
     /// The byte offset in the query string the error points at, if it points at one.
     pub fn position(&self) -> Option<usize> {
         match self {
-            QueryError::Empty | QueryError::FieldUnsupported { .. } => None,
+            QueryError::Empty
+            | QueryError::FieldUnsupported { .. }
+            | QueryError::UnknownField { .. }
+            | QueryError::TextFieldUnsupported { .. }
+            | QueryError::InvalidFieldValue { .. } => None,
             QueryError::UnbalancedParenthesis { position }
             | QueryError::EmptyParentheses { position }
             | QueryError::TooDeeplyNested { position, .. }
@@ -153,6 +187,7 @@ impl QueryError {
             | QueryError::InvalidSlop { position }
             | QueryError::BoostUnsupported { position }
             | QueryError::RangeUnsupported { position }
+            | QueryError::MalformedRange { position }
             | QueryError::RegexUnsupported { position }
             | QueryError::UnexpectedCharacter { position, .. }
             | QueryError::UnterminatedEscape { position }

@@ -11,6 +11,8 @@
 use crate::analyzer::Analyzer;
 
 use super::ast::{BoolQuery, PhraseQuery, Query};
+use super::field_query::{exists_query, range_query, term_query, RangeEnd};
+use crate::schema::Mapping;
 use super::error::QueryError;
 use super::note::QueryNote;
 
@@ -75,7 +77,7 @@ pub fn parse_query(
     analyzer: &Analyzer,
     default_operator: DefaultOperator,
 ) -> Result<Query, QueryError> {
-    parse(text, analyzer, default_operator, false).map(|(query, _)| query)
+    parse(text, analyzer, default_operator, false, None).map(|(query, _)| query)
 }
 
 /// Parses `text` like [`parse_query`], and also says which words the analyzer did more to
@@ -102,17 +104,53 @@ pub fn parse_query_with_notes(
     analyzer: &Analyzer,
     default_operator: DefaultOperator,
 ) -> Result<(Query, Vec<QueryNote>), QueryError> {
-    parse(text, analyzer, default_operator, true)
+    parse(text, analyzer, default_operator, true, None)
 }
 
-/// [`parse_query`], with the notes when `take_notes` is set (and none otherwise).
+/// Parses `text` like [`parse_query_with_notes`], with clauses on the fields of `mapping`:
+/// `field:value` and `field:"value"` (a keyword, a number, a date or a boolean, read as the
+/// field's type reads it), `field:(a b)` (any of the values; all of them with `AND`),
+/// `field:[low TO high]` and `field:{low TO high}` (`*` for no bound), `_exists_:field`, and
+/// `*:*` (every document). Field clauses filter: they match as they say and add nothing to a
+/// document's score, as clauses under Elasticsearch's `bool.filter` do. Words without a field
+/// search the index's text fields together. A clause on one text field is refused
+/// ([`QueryError::TextFieldUnsupported`]), and so is a field the mapping lacks.
+///
+/// ```
+/// use apcache_index::analyzer::Analyzer;
+/// use apcache_index::query::{parse_query_in, DefaultOperator};
+/// use apcache_index::schema::Mapping;
+///
+/// let mapping = Mapping::from_json(&serde_json::json!({"properties": {
+///     "section": {"type": "keyword"}, "size": {"type": "long"}}}))?;
+/// let (query, _) = parse_query_in(
+///     "strategy AND section:games AND size:[10 TO *]",
+///     &Analyzer::default(),
+///     DefaultOperator::Or,
+///     &mapping,
+/// )?;
+/// assert_eq!(query.to_string(), "+strategy +#(section:games) +#(size:[10 TO 9223372036854775807])");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn parse_query_in(
+    text: &str,
+    analyzer: &Analyzer,
+    default_operator: DefaultOperator,
+    mapping: &Mapping,
+) -> Result<(Query, Vec<QueryNote>), QueryError> {
+    parse(text, analyzer, default_operator, true, Some(mapping))
+}
+
+/// [`parse_query`], with the notes when `take_notes` is set (and none otherwise), and field
+/// clauses when a mapping is given.
 fn parse(
     text: &str,
     analyzer: &Analyzer,
     default_operator: DefaultOperator,
     take_notes: bool,
+    mapping: Option<&Mapping>,
 ) -> Result<(Query, Vec<QueryNote>), QueryError> {
-    let tokens = lex(text)?;
+    let tokens = lex(text, mapping.is_some())?;
     if tokens.is_empty() {
         return Err(QueryError::Empty);
     }
@@ -123,6 +161,7 @@ fn parse(
         default_operator,
         take_notes,
         notes: Vec::new(),
+        mapping,
     };
     let query = parser.parse_group(None)?;
     let query = query.map_or_else(|| Query::Bool(BoolQuery::default()), Query::simplified);
@@ -199,6 +238,12 @@ enum TokenKind {
     BareOperator(char),
     LeftParen,
     RightParen,
+    /// `name:` before a clause (only with a mapping).
+    Field(String),
+    /// `[low TO high]`, `{low TO high}` after a field.
+    Range(RangeEnd, RangeEnd),
+    /// `*:*`.
+    All,
 }
 
 #[derive(Debug)]
@@ -211,7 +256,7 @@ struct Token<'t> {
 }
 
 /// Cuts `text` into tokens, rejecting unsupported syntax as soon as it appears.
-fn lex(text: &str) -> Result<Vec<Token<'_>>, QueryError> {
+fn lex(text: &str, fields: bool) -> Result<Vec<Token<'_>>, QueryError> {
     let mut tokens: Vec<Token<'_>> = Vec::new();
     // Where the trailing whitespace starts: an operator there or after has nothing to apply to.
     let content_end = text.trim_end_matches(is_whitespace).len();
@@ -246,6 +291,51 @@ fn lex(text: &str) -> Result<Vec<Token<'_>>, QueryError> {
                 position = end;
                 tokens.push(Token {
                     kind: TokenKind::Quoted(content, slop),
+                    raw: &text[start..end],
+                    start,
+                });
+                continue;
+            }
+            '*' if fields && text[start..].starts_with("*:*") => {
+                position = start + 3;
+                tokens.push(Token {
+                    kind: TokenKind::All,
+                    raw: &text[start..position],
+                    start,
+                });
+                continue;
+            }
+            ':' if fields => {
+                match tokens.last_mut() {
+                    Some(token) if start == token.start + token.raw.len() => {
+                        let TokenKind::Word(name) = &token.kind else {
+                            return Err(QueryError::UnexpectedCharacter {
+                                character,
+                                position: start,
+                            });
+                        };
+                        token.kind = TokenKind::Field(name.clone());
+                    }
+                    _ => {
+                        return Err(QueryError::UnexpectedCharacter {
+                            character,
+                            position: start,
+                        })
+                    }
+                }
+                position = after;
+                continue;
+            }
+            '[' | '{'
+                if fields
+                    && tokens.last().is_some_and(|t| {
+                        matches!(t.kind, TokenKind::Field(_)) && t.start + t.raw.len() + 1 == start
+                    }) =>
+            {
+                let (lower, upper, end) = lex_range(text, start)?;
+                position = end;
+                tokens.push(Token {
+                    kind: TokenKind::Range(lower, upper),
                     raw: &text[start..end],
                     start,
                 });
@@ -299,6 +389,68 @@ fn lex(text: &str) -> Result<Vec<Token<'_>>, QueryError> {
         });
     }
     Ok(tokens)
+}
+
+/// Reads the range whose bracket is at `start` (`[a TO b]`, `{a TO b}`, mixed, `*` for no
+/// bound, values quoted or bare): returns its ends and the offset past its closing bracket.
+fn lex_range(text: &str, start: usize) -> Result<(RangeEnd, RangeEnd, usize), QueryError> {
+    let malformed = QueryError::MalformedRange { position: start };
+    let lower_inclusive = text[start..].starts_with('[');
+    let mut position = start + 1;
+    let skip_space = |position: &mut usize| {
+        while let Some(c) = text[*position..].chars().next().filter(|&c| is_whitespace(c)) {
+            *position += c.len_utf8();
+        }
+    };
+    let value = |position: &mut usize| -> Result<Option<String>, QueryError> {
+        skip_space(position);
+        if text[*position..].starts_with('"') {
+            let (content, end) = lex_quoted(text, *position)?;
+            *position = end;
+            return Ok(Some(content));
+        }
+        let mut unescaper = Unescaper::default();
+        let from = *position;
+        while let Some(c) = text[*position..].chars().next() {
+            match c {
+                '\\' => *position = unescaper.escape(text, *position)?,
+                c if is_whitespace(c) || c == ']' || c == '}' => break,
+                c => {
+                    unescaper.push(c);
+                    *position += c.len_utf8();
+                }
+            }
+        }
+        if *position == from {
+            return Err(QueryError::MalformedRange { position: start });
+        }
+        let word = unescaper.finish(from)?;
+        Ok((word != "*").then_some(word))
+    };
+    let lower = value(&mut position)?;
+    skip_space(&mut position);
+    if !text[position..].starts_with("TO") {
+        return Err(malformed);
+    }
+    position += 2;
+    let upper = value(&mut position)?;
+    skip_space(&mut position);
+    let upper_inclusive = match text[position..].chars().next() {
+        Some(']') => true,
+        Some('}') => false,
+        _ => return Err(malformed),
+    };
+    Ok((
+        RangeEnd {
+            value: lower,
+            inclusive: lower_inclusive,
+        },
+        RangeEnd {
+            value: upper,
+            inclusive: upper_inclusive,
+        },
+        position + 1,
+    ))
 }
 
 /// Reads the word starting at `start`: returns it with escapes resolved, and the offset just
@@ -471,6 +623,8 @@ struct Parser<'p, 't> {
     /// Whether to note what the analyzer does to each word, into `notes`.
     take_notes: bool,
     notes: Vec<QueryNote>,
+    /// The fields clauses may name.
+    mapping: Option<&'p Mapping>,
 }
 
 impl Parser<'_, '_> {
@@ -618,10 +772,75 @@ impl Parser<'_, '_> {
                 self.next += 1;
                 Ok(query)
             }
+            TokenKind::All => {
+                self.next += 1;
+                Ok(Some(Query::All))
+            }
+            TokenKind::Field(name) => {
+                self.next += 1;
+                let name = name.clone();
+                self.parse_field_clause(&name, token.start).map(Some)
+            }
             // An operator where a clause should be: blame the operator before it, or, at the
             // start of a group, this one (`AND a`).
             _ => Err(lone_operator(operator.unwrap_or(token))),
         }
+    }
+
+    /// The clause after `field:` (at byte `position`), as a filter.
+    fn parse_field_clause(&mut self, field: &str, position: usize) -> Result<Query, QueryError> {
+        let mapping = self.mapping.expect("fields are lexed only with a mapping");
+        let missing = || QueryError::InvalidFieldValue {
+            field: field.to_owned(),
+            value: String::new(),
+            reason: "missing: write a value after the colon".into(),
+        };
+        let token = self.tokens.get(self.next).ok_or_else(missing)?;
+        self.next += 1;
+        let query = match (&token.kind, field) {
+            (TokenKind::Word(name) | TokenKind::Quoted(name, 0), "_exists_") => {
+                exists_query(mapping, name)?
+            }
+            (TokenKind::Word(value) | TokenKind::Quoted(value, 0), _) => {
+                term_query(mapping, field, value)?
+            }
+            (TokenKind::Range(lower, upper), _) => range_query(mapping, field, lower, upper)?,
+            (TokenKind::LeftParen, _) => {
+                let mut values = Vec::new();
+                let mut all = self.default_operator == DefaultOperator::And;
+                loop {
+                    let token = self.tokens.get(self.next).ok_or(
+                        QueryError::UnbalancedParenthesis { position },
+                    )?;
+                    self.next += 1;
+                    match &token.kind {
+                        TokenKind::RightParen => break,
+                        TokenKind::Word(value) | TokenKind::Quoted(value, 0) => {
+                            values.push(term_query(mapping, field, value)?);
+                        }
+                        TokenKind::Or => all = false,
+                        TokenKind::And => all = true,
+                        _ => {
+                            return Err(QueryError::UnexpectedCharacter {
+                                character: token.raw.chars().next().unwrap_or(' '),
+                                position: token.start,
+                            })
+                        }
+                    }
+                }
+                if values.is_empty() {
+                    return Err(QueryError::EmptyParentheses { position });
+                }
+                let group = if all {
+                    BoolQuery { must: values, ..BoolQuery::default() }
+                } else {
+                    BoolQuery { should: values, ..BoolQuery::default() }
+                };
+                Query::Bool(group).simplified()
+            }
+            _ => return Err(missing()),
+        };
+        Ok(Query::Filter(Box::new(query)))
     }
 
     /// Lucene's `MultiTerm` lookahead: a word followed by a word that is not itself followed

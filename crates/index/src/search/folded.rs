@@ -23,7 +23,7 @@
 
 use std::collections::HashMap;
 
-use crate::query::{PhraseQuery, Query};
+use crate::query::{PhraseQuery, Query, RangeQuery};
 
 /// A query with its repeated clauses folded (see the module documentation): each term and
 /// phrase carries the boost its weight is multiplied by.
@@ -45,6 +45,22 @@ pub(crate) enum Folded<'q> {
     },
     /// Clauses combined as [`crate::query::BoolQuery`] combines them, none repeated.
     Bool(FoldedBool<'q>),
+    /// Documents read from columns (a range) or every document, each scored `boost`.
+    Docs {
+        /// Which documents.
+        docs: DocsQuery<'q>,
+        /// Their score.
+        boost: f32,
+    },
+}
+
+/// The documents of a [`Folded::Docs`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum DocsQuery<'q> {
+    /// Those with a value in the range.
+    Range(&'q RangeQuery),
+    /// Every document.
+    All,
 }
 
 /// The clauses of a folded group.
@@ -81,6 +97,16 @@ fn fold(query: &Query, boost: f64, folding: bool) -> Folded<'_> {
         },
         Query::Phrase(phrase) => Folded::Phrase {
             phrase,
+            boost: boost as f32,
+        },
+        // A filter matches as its query does and scores nothing: its clauses weigh 0.
+        Query::Filter(inner) => fold(inner, 0.0, folding),
+        Query::Range(range) => Folded::Docs {
+            docs: DocsQuery::Range(range),
+            boost: boost as f32,
+        },
+        Query::All => Folded::Docs {
+            docs: DocsQuery::All,
             boost: boost as f32,
         },
         Query::Bool(b) => {

@@ -3,8 +3,10 @@
 use std::path::Path;
 
 use super::bm25::Bm25;
+use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use crate::analyzer::{Analyzer, AnalyzerConfig};
 use crate::manifest::Manifest;
+use crate::schema::{field_terms, Mapping, ID_FIELD};
 use crate::segment::{SegmentReader, UncachedReads};
 use crate::IndexError;
 
@@ -21,6 +23,10 @@ pub struct IndexReader {
     segment_bm25: Vec<Bm25>,
     /// The generation of the commit this reader opened.
     generation: u64,
+    /// The fields of the index's documents.
+    mapping: Mapping,
+    /// Whether documents carry `_id`s of their own (else a document's id is its number).
+    has_ids: bool,
 }
 
 /// How an index is read at query time.
@@ -102,10 +108,12 @@ impl IndexReader {
             max_doc: manifest.documents(),
             total_tokens: manifest.segments.iter().map(|s| s.total_tokens).sum(),
             analyzer: manifest.analyzer,
+            has_ids: segments_have_ids(&segments),
             segments,
             doc_count,
             segment_bm25,
             generation: manifest.generation,
+            mapping: manifest.mapping.unwrap_or_else(Mapping::title_body),
         })
     }
 
@@ -194,10 +202,68 @@ impl IndexReader {
         result
     }
 
+    /// The fields of the index's documents (a title and a body for an index of tab-separated
+    /// documents).
+    pub fn mapping(&self) -> &Mapping {
+        &self.mapping
+    }
+
+    /// Whether the documents have `_id`s of their own; without, a document's id is its number.
+    pub fn has_ids(&self) -> bool {
+        self.has_ids
+    }
+
+    /// The `_id` of global DID `doc`: its own, or its number in decimal for a document without
+    /// one.
+    pub fn document_id(&self, doc: u32) -> Result<String, IndexError> {
+        let own = self.locate(doc).and_then(|(segment, local)| {
+            let column = segment.columns()?.keyword(ID_FIELD)?;
+            let mut ordinals = Vec::with_capacity(1);
+            column.ordinals(local, &mut ordinals);
+            let ordinal = *ordinals.first()?;
+            Some(
+                column
+                    .value(ordinal)
+                    .map(str::to_owned)
+                    .map_err(|e| IndexError::corrupt(&segment.meta().name, e.to_string())),
+            )
+        });
+        own.unwrap_or_else(|| Ok(doc.to_string()))
+    }
+
+    /// The global DID of the document whose `_id` is `id` (its number, for an index whose
+    /// documents have no ids of their own); `None` when no document has it.
+    pub fn doc_by_id(&self, id: &str) -> Result<Option<u32>, IndexError> {
+        if !self.has_ids {
+            return Ok(id
+                .parse::<u32>()
+                .ok()
+                .filter(|&doc| u64::from(doc) < self.max_doc));
+        }
+        let term = field_terms::keyword_term(ID_FIELD, id);
+        for segment in &self.segments {
+            let Some(entry) = segment.lookup(&term)? else {
+                continue;
+            };
+            let doc = TermCursor::new(segment, entry, 0.0)?.doc();
+            if doc != NO_MORE_DOCS {
+                return Ok(Some(doc));
+            }
+        }
+        Ok(None)
+    }
+
     /// The segment holding global DID `doc`, and the document's local index there.
     pub fn locate(&self, doc: u32) -> Option<(&SegmentReader, u32)> {
         self.segments
             .iter()
             .find_map(|s| s.meta().docs.local(doc).map(|local| (s, local)))
     }
+}
+
+/// Whether any segment keeps an `_id` column.
+fn segments_have_ids(segments: &[SegmentReader]) -> bool {
+    segments
+        .iter()
+        .any(|s| s.columns().is_some_and(|c| c.keyword(ID_FIELD).is_some()))
 }

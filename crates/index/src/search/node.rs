@@ -4,6 +4,7 @@
 //! conjunctions and disjunctions are in `pruned.rs`, and must agree with it.
 
 use super::bm25::Bm25;
+use super::doc_list::DocList;
 use super::phrase::PhraseNode;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
@@ -27,6 +28,8 @@ pub enum Node<'a> {
     Exclude(Box<Node<'a>>, Box<Node<'a>>),
     /// A phrase.
     Phrase(Box<PhraseNode<'a>>),
+    /// Documents listed in advance (a range's, or all), each with one score.
+    Docs(DocList),
 }
 
 impl<'a> Node<'a> {
@@ -83,6 +86,7 @@ impl<'a> Node<'a> {
             Node::ReqOpt(r, _) => r.cost(),
             Node::Exclude(i, _) => i.cost(),
             Node::Phrase(p) => p.cost(),
+            Node::Docs(d) => d.len(),
         }
     }
 
@@ -90,7 +94,7 @@ impl<'a> Node<'a> {
     pub fn stats(&self) -> SearchStats {
         let mut stats = SearchStats::default();
         match self {
-            Node::Empty => {}
+            Node::Empty | Node::Docs(_) => {}
             Node::Term(t) => stats = t.stats(),
             Node::Phrase(p) => stats = p.stats(),
             Node::And(c) | Node::Or(c, _) => c.iter().for_each(|c| stats += c.stats()),
@@ -112,13 +116,14 @@ impl<'a> Node<'a> {
             Node::ReqOpt(r, _) => r.doc(),
             Node::Exclude(i, _) => i.doc(),
             Node::Phrase(p) => p.doc(),
+            Node::Docs(d) => d.doc(),
         }
     }
 
     /// Positions the node on its first match.
     pub fn start(&mut self) -> Result<u32, IndexError> {
         match self {
-            Node::Empty | Node::Term(_) => Ok(self.doc()),
+            Node::Empty | Node::Term(_) | Node::Docs(_) => Ok(self.doc()),
             Node::Phrase(p) => p.start(),
             Node::And(children) => {
                 for child in children.iter_mut() {
@@ -162,6 +167,7 @@ impl<'a> Node<'a> {
             Node::Empty => Ok(NO_MORE_DOCS),
             Node::Term(t) => t.advance(target),
             Node::Phrase(p) => p.advance(target),
+            Node::Docs(d) => Ok(d.advance(target)),
             Node::And(_) => self.align(target),
             Node::Or(children, doc) => {
                 let mut least = NO_MORE_DOCS;
@@ -228,6 +234,7 @@ impl<'a> Node<'a> {
             Node::Empty => Ok(0.0),
             Node::Term(t) => t.score(bm25),
             Node::Phrase(p) => p.score(bm25),
+            Node::Docs(d) => Ok(d.score()),
             Node::And(children) => {
                 let mut sum = 0f64;
                 for child in children.iter_mut() {

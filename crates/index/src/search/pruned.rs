@@ -58,7 +58,7 @@ impl<'q> Shape<'q> {
                         term,
                         boost: *boost,
                     }),
-                    Folded::Bool(_) | Folded::Phrase { .. } => None,
+                    Folded::Bool(_) | Folded::Phrase { .. } | Folded::Docs { .. } => None,
                 })
                 .collect()
         };
@@ -73,7 +73,7 @@ impl<'q> Shape<'q> {
                 }],
                 Vec::new(),
             )),
-            Folded::Phrase { .. } => None,
+            Folded::Phrase { .. } | Folded::Docs { .. } => None,
             Folded::Bool(b) => {
                 let excluded = names(&b.must_not)?;
                 match (b.must.is_empty(), b.should.is_empty()) {

@@ -9,7 +9,10 @@ use serde::Serialize;
 use super::bm25::{Bm25, Norms, Scoring};
 use super::cancel::{self, Countdown};
 use super::collection_stats::CollectionStats;
+use super::column_filter;
+use super::field_sort::{self, SortKey, SortValue, SortedResult};
 use super::count;
+use super::doc_list::DocList;
 use super::folded::Folded;
 use super::index_reader::IndexReader;
 use super::node::Node;
@@ -166,6 +169,26 @@ impl<'a> Searcher<'a> {
         }
         let terms = QueryTerms::resolve(self.reader, query)?;
         self.search_resolved_unchecked(query, &terms, options, None)
+    }
+
+    /// Runs `query` and returns its first `k` matches in the order of `sort` (keys over
+    /// columns, the score, the document order), after the hit whose sort values are `after`
+    /// when given (Elasticsearch's `search_after`). Every match is visited and counted.
+    pub fn search_sorted(
+        &self,
+        query: &Query,
+        sort: &[SortKey],
+        k: usize,
+        after: Option<&[SortValue]>,
+    ) -> Result<SortedResult, IndexError> {
+        self.reader.unless_mapped_read_failed(field_sort::search(
+            self.reader,
+            &self.default_bm25,
+            query,
+            sort,
+            k,
+            after,
+        ))
     }
 
     /// Runs `query`, whose terms are already looked up in `terms` (see [`QueryTerms`]),
@@ -333,6 +356,14 @@ pub(crate) fn compile<'s>(
             }
         }
         Folded::Phrase { phrase, boost } => compile_phrase(opener, phrase, *boost, weights)?,
+        Folded::Docs { docs, boost } => {
+            let docs = column_filter::docs_of(opener.segment, *docs);
+            if docs.is_empty() {
+                Node::Empty
+            } else {
+                Node::Docs(DocList::new(docs, *boost))
+            }
+        }
         Folded::Bool(b) => {
             let compile_all = |clauses: &[Folded<'_>]| {
                 clauses

@@ -938,6 +938,7 @@ mod tests {
                     _ if i % 97 == 0 => "gamma alpha".to_string(),
                     _ => "delta".to_string(),
                 },
+                json: None,
             })
             .collect();
         let dir = tempfile::tempdir().unwrap();

@@ -16,6 +16,7 @@ use crate::format::{
     FileKind, FramedFile, NormsFile, PositionsCodec, SkipEntries, SkipEntry, TermGroups, TermInfo,
     TermPositions, HEADER_LEN,
 };
+use crate::columns::Columns;
 use crate::mapping::MappedFile;
 use crate::search::TermEntry;
 use crate::IndexError;
@@ -58,6 +59,9 @@ pub struct SegmentReader {
     store: MappedBody,
     /// The positions, when the segment keeps them.
     positions: Option<PositionsFile<MappedBody>>,
+    /// The columns, when the segment's documents have keyword, numeric, date or boolean
+    /// values.
+    columns: Option<MappedBody>,
     /// Which terms' checksums this process has verified.
     verified: VerifiedTerms,
     /// The document store read past the page cache, when asked for
@@ -190,6 +194,10 @@ impl SegmentReader {
                 }
                 None => None,
             },
+            columns: match meta.file(FileKind::Columns) {
+                Some(_) => Some(map_file(dir, meta, FileKind::Columns, None)?),
+                None => None,
+            },
             verified: VerifiedTerms::new(meta.terms),
             store_index: std::sync::OnceLock::new(),
             uncached_store: None,
@@ -224,7 +232,21 @@ impl SegmentReader {
         if let Err(what) = NormsFile::new(self.norms.as_ref(), self.meta.documents()) {
             return Err(IndexError::corrupt(self.file_name(FileKind::Norms), what));
         }
+        if let Some(columns) = &self.columns {
+            let name = self.file_name(FileKind::Columns);
+            FramedFile::verify(columns.file_bytes(), FileKind::Columns, name)?;
+            Columns::parse(columns.as_ref(), self.meta.documents())
+                .map_err(|e| IndexError::corrupt(name, e.to_string()))?;
+        }
         Ok(())
+    }
+
+    /// The segment's columns (keyword, numeric, date and boolean values by local document);
+    /// `None` when its documents have none. Verified whole when the segment was opened.
+    pub fn columns(&self) -> Option<Columns<'_>> {
+        let body = self.columns.as_ref()?;
+        // Parsed at open, so it parses again (a directory walk, no column is decoded).
+        Columns::parse(body.as_ref(), self.meta.documents()).ok()
     }
 
     /// Recomputes the checksum of every file.
@@ -254,6 +276,9 @@ impl SegmentReader {
         self.skip.check()?;
         self.postings.check()?;
         self.norms.check()?;
+        if let Some(columns) = &self.columns {
+            columns.check()?;
+        }
         match &self.positions {
             Some(positions) => positions.body().check(),
             None => Ok(()),
@@ -271,6 +296,9 @@ impl SegmentReader {
         ];
         if let Some(positions) = &self.positions {
             bodies.push((FileKind::Positions, positions.body()));
+        }
+        if let Some(columns) = &self.columns {
+            bodies.push((FileKind::Columns, columns));
         }
         bodies
     }
@@ -378,8 +406,8 @@ impl SegmentReader {
             }
             let docs = StoreReader::documents(&raw)
                 .ok_or_else(|| IndexError::corrupt(file, format!("block {i} is malformed")))?;
-            for (title, body) in docs {
-                if std::str::from_utf8(title).is_err() || std::str::from_utf8(body).is_err() {
+            for fields in docs {
+                if fields.iter().any(|field| std::str::from_utf8(field).is_err()) {
                     return Err(IndexError::corrupt(
                         file,
                         format!("document {count} is not UTF-8"),

@@ -1,11 +1,12 @@
-//! The document store: titles and bodies in zstd-compressed blocks of about 16 KiB, so results
-//! can be shown.
+//! The document store: documents as given (a title and a body, or a JSON document's
+//! `_source`) in zstd-compressed blocks of about 16 KiB, so results can be shown.
 //!
 //! ```text
 //! body: block* | index entry* (first local doc u32, block offset u64) | entries u32 |
 //!       index offset u64 | index crc u32
 //! block: raw length u32 | compressed length u32 | crc u32 | zstd frame
-//! raw block: per document, VByte title length, title, VByte body length, body
+//! raw block: per document, VByte title length, title, VByte body length, body,
+//!            VByte source length, source (empty for a tab-separated document)
 //! ```
 //!
 //! A block's CRC32C covers its two lengths and its frame; the index's covers the index
@@ -27,10 +28,50 @@ const ZSTD_LEVEL: i32 = 1;
 /// A stored document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredDocument {
-    /// Its title.
+    /// Its title: a tab-separated document's, or a JSON document's `title` string.
     pub title: String,
-    /// Its body.
+    /// Its body: a tab-separated document's, or a JSON document's `body` string.
     pub body: String,
+    /// A JSON document as given (`_source`); `None` for a tab-separated document.
+    pub source: Option<String>,
+}
+
+impl StoredDocument {
+    /// A document stored from `title`, `body` and `source` (empty for none); a JSON document's
+    /// title and body are its `title` and `body` strings, when it has them.
+    pub(crate) fn new(title: String, body: String, source: String) -> StoredDocument {
+        if source.is_empty() {
+            return StoredDocument {
+                title,
+                body,
+                source: None,
+            };
+        }
+        let parsed: Option<serde_json::Map<String, serde_json::Value>> =
+            serde_json::from_str(&source).ok();
+        let text = |key: &str| {
+            parsed
+                .as_ref()
+                .and_then(|object| object.get(key))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        StoredDocument {
+            title: text("title"),
+            body: text("body"),
+            source: Some(source),
+        }
+    }
+
+    /// `_source`: the JSON document as given, or a tab-separated document's title and body as
+    /// a JSON object.
+    pub fn source_json(&self) -> serde_json::Value {
+        match &self.source {
+            Some(source) => serde_json::from_str(source).unwrap_or(serde_json::Value::Null),
+            None => serde_json::json!({"title": self.title, "body": self.body}),
+        }
+    }
 }
 
 /// The start of `text` for a result list: its first `max_chars` characters, cut back to the
@@ -47,12 +88,15 @@ pub fn snippet(text: &str, max_chars: usize) -> String {
 }
 
 /// Appends one document to a raw store block.
-fn append_raw(title: &str, body: &str, out: &mut Vec<u8>) {
-    write_vbyte(title.len() as u64, out);
-    out.extend_from_slice(title.as_bytes());
-    write_vbyte(body.len() as u64, out);
-    out.extend_from_slice(body.as_bytes());
+fn append_raw(title: &str, body: &str, source: &str, out: &mut Vec<u8>) {
+    for field in [title, body, source] {
+        write_vbyte(field.len() as u64, out);
+        out.extend_from_slice(field.as_bytes());
+    }
 }
+
+/// Fields per stored document: title, body, source.
+const FIELDS: usize = 3;
 
 /// The largest raw block a reader decompresses: a block closes once it reaches
 /// [`BLOCK_TARGET`], so it is at most that plus one document (the document size limit).
@@ -137,9 +181,14 @@ impl StoreWriter {
         self.document_added()
     }
 
-    /// Adds a document given by its title and body.
-    pub(crate) fn add_document(&mut self, title: &str, body: &str) -> Result<(), IndexError> {
-        append_raw(title, body, &mut self.raw);
+    /// Adds a document given by its title, body and source (empty for none).
+    pub(crate) fn add_document(
+        &mut self,
+        title: &str,
+        body: &str,
+        source: &str,
+    ) -> Result<(), IndexError> {
+        append_raw(title, body, source, &mut self.raw);
         self.document_added()
     }
 
@@ -401,25 +450,25 @@ impl<'a> StoreReader<'a> {
         self.index.entries.len()
     }
 
-    /// Splits a raw block into documents (title, body byte ranges as raw slices).
-    pub(crate) fn documents(raw: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    /// Splits a raw block into documents (title, body and source as raw slices).
+    pub(crate) fn documents(raw: &[u8]) -> Option<Vec<[&[u8]; FIELDS]>> {
         let mut pos = 0;
         let mut docs = Vec::new();
         while pos < raw.len() {
-            let tl = read_vbyte(raw, &mut pos)? as usize;
-            let title = raw.get(pos..pos.checked_add(tl)?)?;
-            pos += tl;
-            let bl = read_vbyte(raw, &mut pos)? as usize;
-            let body = raw.get(pos..pos.checked_add(bl)?)?;
-            pos += bl;
-            docs.push((title, body));
+            let mut fields = [&raw[..0]; FIELDS];
+            for field in &mut fields {
+                let len = read_vbyte(raw, &mut pos)? as usize;
+                *field = raw.get(pos..pos.checked_add(len)?)?;
+                pos += len;
+            }
+            docs.push(fields);
         }
         Some(docs)
     }
 
-    /// Document `n` of a raw block (title and body as raw slices), walking past the ones
-    /// before it.
-    fn nth_document(raw: &[u8], n: usize) -> Option<(&[u8], &[u8])> {
+    /// Document `n` of a raw block (title, body and source as raw slices), walking past the
+    /// ones before it.
+    fn nth_document(raw: &[u8], n: usize) -> Option<(&[u8], &[u8], &[u8])> {
         let mut pos = 0;
         let mut field = || {
             let len = read_vbyte(raw, &mut pos)? as usize;
@@ -427,11 +476,10 @@ impl<'a> StoreReader<'a> {
             pos += len;
             Some(bytes)
         };
-        for _ in 0..n {
-            field()?;
+        for _ in 0..n * FIELDS {
             field()?;
         }
-        Some((field()?, field()?))
+        Some((field()?, field()?, field()?))
     }
 
     /// The document at local index `local`.
@@ -444,16 +492,13 @@ impl<'a> StoreReader<'a> {
             .checked_sub(1)
             .ok_or_else(|| IndexError::corrupt(self.file, "document before the first block"))?;
         let (first, raw) = self.block(i)?;
-        let (title, body) = Self::nth_document(&raw, (local - first) as usize)
+        let (title, body, source) = Self::nth_document(&raw, (local - first) as usize)
             .ok_or_else(|| IndexError::corrupt(self.file, format!("no stored document {local}")))?;
         let text = |b: &[u8]| {
             String::from_utf8(b.to_vec())
                 .map_err(|_| IndexError::corrupt(self.file, "stored text is not UTF-8"))
         };
-        Ok(StoredDocument {
-            title: text(title)?,
-            body: text(body)?,
-        })
+        Ok(StoredDocument::new(text(title)?, text(body)?, text(source)?))
     }
 }
 

@@ -35,6 +35,8 @@ pub struct SegmentWriter {
     /// The positions file and its table, when the segment keeps positions.
     positions: Option<(FileWriter, PositionsTable)>,
     positions_codec: PositionsCodec,
+    /// The columns file, written whole by [`SegmentWriter::add_columns`]: its length and CRC.
+    columns: Option<(u64, u32)>,
     /// `None` while a merge fills the store on a thread of its own.
     store: Option<StoreWriter>,
     ordinal: u64,
@@ -134,6 +136,7 @@ impl SegmentWriter {
             postings: open(FileKind::Postings)?,
             positions: None,
             positions_codec: PositionsCodec::default(),
+            columns: None,
             store: Some(store),
             ordinal: 0,
             skip_entries: 0,
@@ -163,6 +166,19 @@ impl SegmentWriter {
             self.positions = Some((file, PositionsTable::default()));
         }
         self.positions_codec = codec;
+        Ok(())
+    }
+
+    /// Writes the columns file, whose body is `body` ([`crate::columns::ColumnsBuilder`]).
+    pub fn add_columns(&mut self, body: &[u8]) -> Result<(), IndexError> {
+        let path = temporary(&self.dir.join(format!(
+            "{}.{}",
+            self.name,
+            FileKind::Columns.extension()
+        )));
+        let mut file = FileWriter::create(&path, FileKind::Columns)?;
+        file.write_body(body)?;
+        self.columns = Some(file.finish()?);
         Ok(())
     }
 
@@ -379,8 +395,14 @@ impl SegmentWriter {
                 crc32c: *crc,
             });
         }
-        if let Some((len, crc)) = positions {
-            let name = format!("{}.{}", self.name, FileKind::Positions.extension());
+        for (kind, finished) in [
+            (FileKind::Positions, positions),
+            (FileKind::Columns, self.columns),
+        ] {
+            let Some((len, crc)) = finished else {
+                continue;
+            };
+            let name = format!("{}.{}", self.name, kind.extension());
             let path = self.dir.join(&name);
             std::fs::rename(temporary(&path), &path).map_err(|e| IndexError::io(&path, e))?;
             files.push(FileMeta {

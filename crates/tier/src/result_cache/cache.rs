@@ -328,7 +328,7 @@ impl ResultCache {
                     .iter()
                     .filter_map(|c| match c {
                         Query::Term(t) => Some(t.clone()),
-                        Query::Bool(_) | Query::Phrase(_) => None,
+                        _ => None,
                     })
                     .collect();
                 terms.dedup();
@@ -641,7 +641,7 @@ fn term_bag(query: &Query) -> Option<(Vec<String>, bool)> {
         .iter()
         .map(|c| match c {
             Query::Term(t) => Some(t.clone()),
-            Query::Bool(_) | Query::Phrase(_) => None,
+            _ => None,
         })
         .collect::<Option<Vec<String>>>()?;
     Some((terms, conjunction))

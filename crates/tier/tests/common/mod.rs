@@ -46,6 +46,7 @@ pub fn documents(count: usize, seed: u64) -> Vec<Document> {
                 id: None,
                 title: format!("doc {i}"),
                 body: body.join(" "),
+                json: None,
             }
         })
         .collect()

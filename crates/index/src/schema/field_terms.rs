@@ -1,0 +1,73 @@
+//! Keyword values and field existence as terms of the inverted index.
+//!
+//! A keyword value is matched exactly, as a term is: so each is indexed as one, beside the
+//! words of the text, under a name no word can take. The analyzer yields words of letters,
+//! digits and marks, never a control character, and field names hold none either, so a term
+//! starting with `\u{1}` is a keyword value (`\u{1}section\u{1}games`) and one starting with
+//! `\u{2}` says a document has a field (`\u{2}homepage`), and neither can be confused with a
+//! word or with each other. Such terms are not words of the document: they add nothing to its
+//! length, so BM25 scores text exactly as it would without them.
+
+/// The first character of a keyword-value term.
+pub const KEYWORD_MARK: char = '\u{1}';
+/// The first character of a field-existence term.
+pub const EXISTS_MARK: char = '\u{2}';
+
+/// The term a keyword `value` of `field` is indexed under.
+pub fn keyword_term(field: &str, value: &str) -> String {
+    let mut term = String::with_capacity(field.len() + value.len() + 2);
+    term.push(KEYWORD_MARK);
+    term.push_str(field);
+    term.push(KEYWORD_MARK);
+    term.push_str(value);
+    term
+}
+
+/// The term every document with a value of `field` holds.
+pub fn exists_term(field: &str) -> String {
+    let mut term = String::with_capacity(field.len() + 1);
+    term.push(EXISTS_MARK);
+    term.push_str(field);
+    term
+}
+
+/// The prefix of every keyword term of `field` (its values follow it, in byte order).
+pub fn keyword_prefix(field: &str) -> String {
+    keyword_term(field, "")
+}
+
+/// Whether `term` is a word of the text (not a keyword value or an existence mark).
+pub fn is_word(term: &str) -> bool {
+    !term.starts_with([KEYWORD_MARK, EXISTS_MARK])
+}
+
+/// `term` as a person reads it: words as they are, `field:value` for keyword values and
+/// `_exists_:field` for existence marks.
+pub fn display(term: &str) -> String {
+    if let Some(rest) = term.strip_prefix(KEYWORD_MARK) {
+        if let Some((field, value)) = rest.split_once(KEYWORD_MARK) {
+            return format!("{field}:{value}");
+        }
+    }
+    if let Some(field) = term.strip_prefix(EXISTS_MARK) {
+        return format!("_exists_:{field}");
+    }
+    term.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_terms_are_not_words_and_read_back() {
+        let term = keyword_term("section", "games");
+        assert!(!is_word(&term));
+        assert!(term.starts_with(&keyword_prefix("section")));
+        assert_eq!(display(&term), "section:games");
+        assert_eq!(display(&exists_term("homepage")), "_exists_:homepage");
+        assert!(is_word("games"));
+        // A value that holds the separator still reads back whole.
+        assert_eq!(display(&keyword_term("a", "b\u{1}c")), "a:b\u{1}c");
+    }
+}
