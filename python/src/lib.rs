@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use apcache_codec::CodecKind;
 use apcache_index::analyzer::{Analyzer, AnalyzerConfig, Stemming, StopWords};
-use apcache_index::external_ids::{ExternalIds, LoadedIds};
 use apcache_index::format::FileKind;
 use apcache_index::highlight::{HighlightOptions, Highlighter};
 use apcache_index::indexer::{build_index, IndexOptions};
@@ -217,9 +216,7 @@ struct Index {
     stack: Arc<ServingStack>,
     service: Option<LiveService>,
     threads: usize,
-    ids: Option<ExternalIds>,
     analyzer: Analyzer,
-    stale_ids: Option<String>,
     /// Bytes of the files queries read, in the commit the index opened.
     search_bytes: u64,
     /// Bytes of the document store, in the commit the index opened.
@@ -248,11 +245,8 @@ impl Index {
         }
     }
 
-    fn shown_id(&self, doc: u32) -> String {
-        self.ids
-            .as_ref()
-            .and_then(|ids| ids.get(doc))
-            .map_or_else(|| doc.to_string(), str::to_owned)
+    fn shown_id(&self, doc: u32) -> PyResult<String> {
+        self.stack.reader.document_id(doc).map_err(index_error)
     }
 
     fn hits(&self, result: &SearchResult, fields: bool) -> PyResult<Vec<Hit>> {
@@ -267,7 +261,7 @@ impl Index {
                     (None, None)
                 };
                 Ok(Hit {
-                    id: self.shown_id(hit.doc),
+                    id: self.shown_id(hit.doc)?,
                     doc: hit.doc,
                     score: hit.score,
                     title,
@@ -449,14 +443,6 @@ impl Index {
         py.allow_threads(move || -> PyResult<Index> {
             let stack =
                 Arc::new(ServingStack::assemble(&path, &config, |_| {}).map_err(stack_error)?);
-            let (ids, stale_ids) =
-                match ExternalIds::load(&path, stack.reader.generation(), stack.reader.max_doc())
-                    .map_err(index_error)?
-                {
-                    LoadedIds::Loaded(ids) => (Some(ids), None),
-                    LoadedIds::Absent => (None, None),
-                    LoadedIds::Stale(why) => (None, Some(why)),
-                };
             let service = LiveService::start(
                 stack.clone(),
                 LiveConfig {
@@ -481,22 +467,9 @@ impl Index {
                 stack,
                 service: Some(service),
                 threads,
-                ids,
-                stale_ids,
                 search_bytes: opened.search_bytes(),
                 store_bytes: opened.file_bytes(FileKind::Store),
             })
-        })
-        .and_then(|index| {
-            if let Some(why) = &index.stale_ids {
-                PyErr::warn(
-                    py,
-                    &py.get_type::<pyo3::exceptions::PyUserWarning>(),
-                    &std::ffi::CString::new(why.as_str()).unwrap_or_default(),
-                    1,
-                )?;
-            }
-            Ok(index)
         })
     }
 
@@ -659,18 +632,18 @@ impl Index {
             let id: String = id
                 .extract()
                 .map_err(|_| PyTypeError::new_err("a document id is a str (or an int number)"))?;
-            match &self.ids {
-                Some(ids) => ids.find(&id),
-                None => id.parse().ok(),
-            }
-            .ok_or_else(|| PyKeyError::new_err(format!("no document with id {id:?}")))?
+            self.stack
+                .reader
+                .doc_by_id(&id)
+                .map_err(index_error)?
+                .ok_or_else(|| PyKeyError::new_err(format!("no document with id {id:?}")))?
         };
         if u64::from(doc) >= self.stack.reader.max_doc() {
             return Err(PyKeyError::new_err(format!("no document {doc}")));
         }
         let (title, body) = self.stored(doc)?;
         let dict = PyDict::new(py);
-        dict.set_item("id", self.shown_id(doc))?;
+        dict.set_item("id", self.shown_id(doc)?)?;
         dict.set_item("doc", doc)?;
         dict.set_item("title", title)?;
         dict.set_item("body", body)?;
@@ -728,7 +701,7 @@ impl Index {
         dict.set_item("tokens", reader.total_tokens())?;
         dict.set_item("segments", reader.segments().len())?;
         dict.set_item("generation", reader.generation())?;
-        dict.set_item("external_ids", self.ids.is_some())?;
+        dict.set_item("external_ids", reader.has_ids())?;
         dict.set_item("mode", self.stack.config.mode.name())?;
         dict.set_item("threads", self.threads)?;
         dict.set_item("cache_bytes", self.stack.config.cache_bytes)?;
@@ -849,13 +822,13 @@ impl IndexWriter {
     }
 
     fn add_one(&mut self, id: String, title: &str, body: &str) -> PyResult<()> {
-        ExternalIds::check(&id).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        apcache_index::schema::check_id(&id).map_err(|e| PyValueError::new_err(e.to_string()))?;
         if self.seen.contains(&id) {
             return Err(PyValueError::new_err(format!(
                 "document id {id:?} was already added (ids name one document each)"
             )));
         }
-        let line = serde_json::json!({"title": title, "body": body}).to_string();
+        let line = serde_json::json!({"_id": id, "title": title, "body": body}).to_string();
         let spool = self.spool()?;
         spool
             .write_all(line.as_bytes())
@@ -933,6 +906,11 @@ impl IndexWriter {
                     ..ReaderOptions::default()
                 },
                 positions,
+                // Documents are a title and a body, and their ids.
+                mapping: Some(
+                    apcache_index::schema::Mapping::title_body()
+                        .with_dynamic(apcache_index::schema::Dynamic::Strict),
+                ),
                 ..IndexOptions::default()
             },
             spool: None,
@@ -1002,12 +980,8 @@ impl IndexWriter {
         // A second commit replaces what this writer committed before.
         options.force = self.overwrite || self.committed > 0;
         let path = self.path.clone();
-        let ids = &self.ids;
         let report = py.allow_threads(|| -> Result<_, EngineIndexError> {
-            let report = build_index(vec![Input::Path(spool_path)], &path, &options, |_, _| {})?;
-            let manifest = apcache_index::Manifest::load(&path)?;
-            ExternalIds::write(&path, manifest.generation, ids.iter().map(String::as_str))?;
-            Ok(report)
+            build_index(vec![Input::Path(spool_path)], &path, &options, |_, _| {})
         });
         let report = report.map_err(|error| match error {
             // The engine's message names the command line's --force.

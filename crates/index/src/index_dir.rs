@@ -14,7 +14,9 @@
 
 use std::path::Path;
 
-use crate::external_ids::EXTERNAL_IDS;
+/// The ids file of indexes before format version 10 (ids now live in the segments): still
+/// apcache's own, so that a build replacing such an index removes it.
+const EXTERNAL_IDS: &str = "EXTERNAL_IDS";
 use crate::format::FileKind;
 use crate::manifest::MANIFEST;
 use crate::writer_lock::LOCK;

@@ -5,7 +5,6 @@ pub mod analyzer;
 pub mod check;
 pub mod columns;
 mod error;
-pub mod external_ids;
 pub mod fault;
 pub mod format;
 pub mod highlight;

@@ -196,7 +196,9 @@ fn merge_columns(
     let mut next_local = vec![0u32; readers.len()];
     let mut merged = 0u32;
     let (mut numbers, mut ordinals) = (Vec::new(), Vec::new());
-    let failed = |e: crate::columns::ColumnsError| IndexError::InvalidArgument(format!("merging columns: {e}"));
+    let failed = |e: crate::columns::ColumnsError| {
+        IndexError::InvalidArgument(format!("merging columns: {e}"))
+    };
     for &(_, count, s) in runs {
         for _ in 0..count {
             let local = next_local[s];

@@ -12,9 +12,7 @@ use apcache_index::query::{
     RangeBounds, RangeEnd, RangeQuery,
 };
 use apcache_index::schema::{field_terms, Mapping};
-use apcache_index::search::{
-    IndexReader, SearchOptions, Searcher, SortBy, SortKey, SortValue,
-};
+use apcache_index::search::{IndexReader, SearchOptions, Searcher, SortBy, SortKey, SortValue};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -86,7 +84,10 @@ impl Doc {
             out.insert("section", vec![SECTIONS[s].to_string()]);
         }
         if !self.tags.is_empty() {
-            out.insert("tags", self.tags.iter().map(|&t| TAGS[t].to_string()).collect());
+            out.insert(
+                "tags",
+                self.tags.iter().map(|&t| TAGS[t].to_string()).collect(),
+            );
         }
         out
     }
@@ -97,7 +98,10 @@ impl Doc {
             out.insert("size", vec![size]);
         }
         if let Some(p) = self.price {
-            out.insert("price", vec![apcache_index::columns::double_to_sortable(PRICES[p])]);
+            out.insert(
+                "price",
+                vec![apcache_index::columns::double_to_sortable(PRICES[p])],
+            );
         }
         if let Some(day) = self.day {
             out.insert("day", vec![(19_723 + i64::from(day) - 1) * 86_400_000]);
@@ -115,7 +119,10 @@ impl Doc {
         let keywords = self.keywords();
         let numbers = self.numbers();
         for (field, values) in &keywords {
-            if values.iter().any(|v| field_terms::keyword_term(field, v) == term) {
+            if values
+                .iter()
+                .any(|v| field_terms::keyword_term(field, v) == term)
+            {
                 return true;
             }
         }
@@ -124,7 +131,9 @@ impl Doc {
             .chain(numbers.keys())
             .copied()
             .chain((!self.words.is_empty()).then_some("summary"));
-        present.into_iter().any(|field| field_terms::exists_term(field) == term)
+        present
+            .into_iter()
+            .any(|field| field_terms::exists_term(field) == term)
     }
 
     fn in_range(&self, range: &RangeQuery) -> bool {
@@ -133,8 +142,10 @@ impl Doc {
                 .numbers()
                 .get(range.field.as_str())
                 .is_some_and(|values| values.iter().any(|v| lower <= v && v <= upper)),
-            RangeBounds::Keywords { lower, upper } => {
-                self.keywords().get(range.field.as_str()).is_some_and(|values| {
+            RangeBounds::Keywords { lower, upper } => self
+                .keywords()
+                .get(range.field.as_str())
+                .is_some_and(|values| {
                     values.iter().any(|v| {
                         let above = match lower {
                             Bound::Included(l) => v >= l,
@@ -148,8 +159,7 @@ impl Doc {
                         };
                         above && below
                     })
-                })
-            }
+                }),
         }
     }
 }
@@ -182,24 +192,38 @@ fn leaf_strategy() -> impl Strategy<Value = Query> {
         (0..SECTIONS.len()).prop_map(|s| term_query(&mapping(), "section", SECTIONS[s]).unwrap()),
         (0..TAGS.len()).prop_map(|t| term_query(&mapping(), "tags", TAGS[t]).unwrap()),
         (-6i64..21, -6i64..21, any::<bool>(), any::<bool>()).prop_map(|(a, b, ia, ib)| {
-            let end = |v: i64, inclusive| RangeEnd { value: Some(v.to_string()), inclusive };
+            let end = |v: i64, inclusive| RangeEnd {
+                value: Some(v.to_string()),
+                inclusive,
+            };
             range_query(&mapping(), "size", &end(a, ia), &end(b, ib)).unwrap()
         }),
         (0..PRICES.len(), any::<bool>()).prop_map(|(p, inclusive)| {
-            let end = RangeEnd { value: Some(PRICES[p].to_string()), inclusive };
+            let end = RangeEnd {
+                value: Some(PRICES[p].to_string()),
+                inclusive,
+            };
             range_query(&mapping(), "price", &end, &RangeEnd::unbounded()).unwrap()
         }),
         (1u32..7).prop_map(|d| {
-            let end = RangeEnd { value: Some(format!("2024-01-{d:02}")), inclusive: false };
+            let end = RangeEnd {
+                value: Some(format!("2024-01-{d:02}")),
+                inclusive: false,
+            };
             range_query(&mapping(), "day", &RangeEnd::unbounded(), &end).unwrap()
         }),
         any::<bool>().prop_map(|b| term_query(&mapping(), "free", &b.to_string()).unwrap()),
         (0..SECTIONS.len(), 0..SECTIONS.len()).prop_map(|(a, b)| {
-            let end = |s: usize, inclusive| RangeEnd { value: Some(SECTIONS[s].to_string()), inclusive };
+            let end = |s: usize, inclusive| RangeEnd {
+                value: Some(SECTIONS[s].to_string()),
+                inclusive,
+            };
             range_query(&mapping(), "section", &end(a, false), &end(b, true)).unwrap()
         }),
-        prop::sample::select(vec!["section", "tags", "size", "price", "day", "free", "summary"])
-            .prop_map(|field| exists_query(&mapping(), field).unwrap()),
+        prop::sample::select(vec![
+            "section", "tags", "size", "price", "day", "free", "summary"
+        ])
+        .prop_map(|field| exists_query(&mapping(), field).unwrap()),
         Just(Query::All),
     ]
 }
@@ -209,7 +233,11 @@ fn query_strategy() -> impl Strategy<Value = Query> {
         let clauses = || proptest::collection::vec(inner.clone(), 0..3);
         prop_oneof![
             (clauses(), clauses(), clauses()).prop_map(|(must, should, must_not)| {
-                Query::Bool(BoolQuery { must, should, must_not })
+                Query::Bool(BoolQuery {
+                    must,
+                    should,
+                    must_not,
+                })
             }),
             inner.prop_map(|q| Query::Filter(Box::new(q))),
         ]
@@ -220,7 +248,11 @@ fn query_strategy() -> impl Strategy<Value = Query> {
 /// or left as the segments of two threads with interleaved runs of documents.
 fn build(docs: &[Doc], dir: &std::path::Path, merge: bool) -> IndexReader {
     let input = dir.join("docs.jsonl");
-    let lines: Vec<String> = docs.iter().enumerate().map(|(i, d)| d.json(i).to_string()).collect();
+    let lines: Vec<String> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| d.json(i).to_string())
+        .collect();
     std::fs::write(&input, lines.join("\n") + "\n").unwrap();
     let index = dir.join("index");
     let options = IndexOptions {
@@ -321,15 +353,40 @@ proptest! {
 #[test]
 fn query_strings_name_fields_ranges_and_existence() {
     let docs = vec![
-        Doc { section: Some(0), tags: vec![0, 1], size: Some(10), price: Some(2), day: Some(2), free: Some(true), words: vec![0] },
-        Doc { section: Some(1), tags: vec![], size: Some(3), price: None, day: None, free: Some(false), words: vec![0, 1] },
-        Doc { section: None, tags: vec![2], size: None, price: Some(0), day: Some(5), free: None, words: vec![2] },
+        Doc {
+            section: Some(0),
+            tags: vec![0, 1],
+            size: Some(10),
+            price: Some(2),
+            day: Some(2),
+            free: Some(true),
+            words: vec![0],
+        },
+        Doc {
+            section: Some(1),
+            tags: vec![],
+            size: Some(3),
+            price: None,
+            day: None,
+            free: Some(false),
+            words: vec![0, 1],
+        },
+        Doc {
+            section: None,
+            tags: vec![2],
+            size: None,
+            price: Some(0),
+            day: Some(5),
+            free: None,
+            words: vec![2],
+        },
     ];
     let work = tempfile::tempdir().unwrap();
     let reader = build(&docs, work.path(), true);
     let analyzer = reader.analyzer();
     let ids = |text: &str| -> Vec<String> {
-        let (query, _) = parse_query_in(text, &analyzer, DefaultOperator::Or, reader.mapping()).unwrap();
+        let (query, _) =
+            parse_query_in(text, &analyzer, DefaultOperator::Or, reader.mapping()).unwrap();
         matched_ids(&reader, &query, false).into_iter().collect()
     };
     assert_eq!(ids("alpha AND section:games"), ["d0"]);
@@ -344,12 +401,29 @@ fn query_strings_name_fields_ranges_and_existence() {
     assert_eq!(ids("price:{-2.5 TO 1.25]"), ["d0"]);
     assert_eq!(ids("*:* -section:net"), ["d0", "d2"]);
     // Filters add nothing to the score: the text scores alone.
-    let (with_filter, _) = parse_query_in("beta +section:net", &analyzer, DefaultOperator::Or, reader.mapping()).unwrap();
-    let (text_only, _) = parse_query_in("beta", &analyzer, DefaultOperator::Or, reader.mapping()).unwrap();
-    let score = |q: &Query| Searcher::new(&reader).search(q, &SearchOptions::default()).unwrap().hits[0].score;
+    let (with_filter, _) = parse_query_in(
+        "beta +section:net",
+        &analyzer,
+        DefaultOperator::Or,
+        reader.mapping(),
+    )
+    .unwrap();
+    let (text_only, _) =
+        parse_query_in("beta", &analyzer, DefaultOperator::Or, reader.mapping()).unwrap();
+    let score = |q: &Query| {
+        Searcher::new(&reader)
+            .search(q, &SearchOptions::default())
+            .unwrap()
+            .hits[0]
+            .score
+    };
     assert_eq!(score(&with_filter), score(&text_only));
     // Errors name the field.
-    let error = |text: &str| parse_query_in(text, &analyzer, DefaultOperator::Or, reader.mapping()).unwrap_err().to_string();
+    let error = |text: &str| {
+        parse_query_in(text, &analyzer, DefaultOperator::Or, reader.mapping())
+            .unwrap_err()
+            .to_string()
+    };
     assert!(error("color:red").contains("unknown field [color]"));
     assert!(error("summary:alpha").contains("[summary]"));
     assert!(error("size:big").contains("not a number"));
@@ -360,10 +434,26 @@ fn query_strings_name_fields_ranges_and_existence() {
     let stored = reader.segments()[0].stored(0).unwrap();
     assert_eq!(stored.source_json()["_id"], "d0");
     let sorted = Searcher::new(&reader)
-        .search_sorted(&Query::All, &[SortKey { by: SortBy::Keywords("section".into()), descending: true, missing_first: true }], 3, None)
+        .search_sorted(
+            &Query::All,
+            &[SortKey {
+                by: SortBy::Keywords("section".into()),
+                descending: true,
+                missing_first: true,
+            }],
+            3,
+            None,
+        )
         .unwrap();
     let values: Vec<&SortValue> = sorted.hits.iter().map(|h| &h.values[0]).collect();
-    assert_eq!(values, [&SortValue::Missing, &SortValue::Keyword("net".into()), &SortValue::Keyword("games".into())]);
+    assert_eq!(
+        values,
+        [
+            &SortValue::Missing,
+            &SortValue::Keyword("net".into()),
+            &SortValue::Keyword("games".into())
+        ]
+    );
 }
 
 #[test]
@@ -375,12 +465,34 @@ fn documents_that_do_not_fit_are_skipped_with_their_line_and_reason() {
         "{\"_id\": \"ok\", \"size\": 1}\n{\"_id\": \"bad\", \"size\": \"big\"}\n{\"_id\": \"ok\", \"size\": 2}\n{\"_id\": \"x\", \"color\": \"red\"}\n{\"_id\": \"y\"}\n{\"_id\": \"z\"}\n{\"_id\": \"w\"}\n",
     )
     .unwrap();
-    let options = IndexOptions { mapping: Some(mapping()), ..IndexOptions::default() };
-    let report = build_index(vec![Input::Path(input)], &work.path().join("i"), &options, |_, _| {}).unwrap();
+    let options = IndexOptions {
+        mapping: Some(mapping()),
+        ..IndexOptions::default()
+    };
+    let report = build_index(
+        vec![Input::Path(input)],
+        &work.path().join("i"),
+        &options,
+        |_, _| {},
+    )
+    .unwrap();
     assert_eq!(report.documents, 4);
-    let reasons: Vec<String> = report.skipped_lines.iter().map(ToString::to_string).collect();
+    let reasons: Vec<String> = report
+        .skipped_lines
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     assert_eq!(reasons.len(), 3, "{reasons:?}");
-    assert!(reasons[0].contains(":2: document \"bad\" does not fit the mapping: field [size]"), "{reasons:?}");
-    assert!(reasons[1].contains(":3:") && reasons[1].contains("already the id of another document"), "{reasons:?}");
-    assert!(reasons[2].contains(":4:") && reasons[2].contains("strict"), "{reasons:?}");
+    assert!(
+        reasons[0].contains(":2: document \"bad\" does not fit the mapping: field [size]"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[1].contains(":3:") && reasons[1].contains("already the id of another document"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[2].contains(":4:") && reasons[2].contains("strict"),
+        "{reasons:?}"
+    );
 }

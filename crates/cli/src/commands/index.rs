@@ -97,10 +97,13 @@ pub struct IndexArgs {
 fn read_mapping(path: &std::path::Path) -> anyhow::Result<(Mapping, Option<AnalyzerConfig>)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the mapping {}", path.display()))?;
-    let json: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not JSON", path.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
     let mapping = Mapping::from_json(&json).with_context(|| format!("in {}", path.display()))?;
-    let analyzer = match mapping.analyzer().with_context(|| format!("in {}", path.display()))? {
+    let analyzer = match mapping
+        .analyzer()
+        .with_context(|| format!("in {}", path.display()))?
+    {
         Some("english") => Some(apcache_index::analyzer::Analyzer::english().config()),
         Some(_) => Some(AnalyzerConfig::default()),
         None => None,

@@ -344,7 +344,16 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
             hits: Vec::new(),
             stats: result.stats,
         };
-        return print_result(&args, &query, &converted, started.elapsed(), hits, &notes, &[], false);
+        return print_result(
+            &args,
+            &query,
+            &converted,
+            started.elapsed(),
+            hits,
+            &notes,
+            &[],
+            false,
+        );
     }
     let (result, hits, runs) = match served_mode {
         Some(mode) => {
@@ -374,7 +383,16 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     let took = started.elapsed();
     // The answer shown is the last run's.
     let approximate = runs.last().is_some_and(|r| r.approximate);
-    print_result(&args, &query, &result, took, hits, &notes, &runs, approximate)
+    print_result(
+        &args,
+        &query,
+        &result,
+        took,
+        hits,
+        &notes,
+        &runs,
+        approximate,
+    )
 }
 
 /// Prints the hits of a search, highlighted when asked, as text or JSON.

@@ -53,6 +53,9 @@ struct Stats {
     docs_bytes: u64,
     /// Bytes of frequency blocks in the postings files.
     freqs_bytes: u64,
+    /// The mapping in Elasticsearch's JSON form, and its fields with their types.
+    mapping: Option<serde_json::Value>,
+    fields: Vec<(String, &'static str)>,
 }
 
 impl Stats {
@@ -74,16 +77,22 @@ impl Stats {
                 .into_iter()
                 .map(|kind| (kind, manifest.file_bytes(kind)))
                 .chain(
-                    // Positions: a row only for an index that keeps them.
-                    Some((
-                        FileKind::Positions,
-                        manifest.file_bytes(FileKind::Positions),
-                    ))
-                    .filter(|(_, bytes)| *bytes > 0),
+                    // Positions and columns: a row only for an index that has them.
+                    FileKind::OPTIONAL_SEGMENT_FILES
+                        .into_iter()
+                        .map(|kind| (kind, manifest.file_bytes(kind)))
+                        .filter(|(_, bytes)| *bytes > 0),
                 )
                 .collect(),
             docs_bytes: manifest.segments.iter().map(|s| s.docs_bytes).sum(),
             freqs_bytes: manifest.segments.iter().map(|s| s.freqs_bytes).sum(),
+            mapping: manifest.mapping.as_ref().map(|m| m.to_json()),
+            fields: manifest.mapping.as_ref().map_or_else(Vec::new, |mapping| {
+                mapping
+                    .fields()
+                    .map(|(name, field_type)| (name.to_owned(), field_type.name()))
+                    .collect()
+            }),
         }
     }
 
@@ -146,6 +155,7 @@ impl Stats {
             "freqs_bytes": self.freqs_bytes,
             "raw_postings_bytes": self.raw_postings_bytes(),
             "postings_fraction_of_raw": self.postings_fraction_of_raw(),
+            "mapping": self.mapping,
         })
     }
 
@@ -246,6 +256,18 @@ impl Stats {
             "store bytes",
             &format!("{} ({store} bytes)", format_bytes(store)),
         );
+        if !self.fields.is_empty() {
+            out.push_str("\nfields (apcache stats --json shows the mapping)\n");
+            let width = self
+                .fields
+                .iter()
+                .map(|(name, _)| name.len())
+                .max()
+                .unwrap_or(0);
+            for (name, field_type) in &self.fields {
+                let _ = writeln!(out, "  {name:<width$}  {field_type}");
+            }
+        }
         out
     }
 }
@@ -280,6 +302,8 @@ mod tests {
             ],
             docs_bytes: 150_000,
             freqs_bytes: 50_000,
+            mapping: None,
+            fields: vec![],
         }
     }
 
@@ -353,6 +377,8 @@ store bytes       730.5 KiB (748000 bytes)
             file_bytes: FileKind::SEGMENT_FILES.map(|kind| (kind, 0)).to_vec(),
             docs_bytes: 0,
             freqs_bytes: 0,
+            mapping: None,
+            fields: vec![],
         };
         let text = empty.text();
         assert!(

@@ -294,14 +294,20 @@ impl PostingTable {
                 let columns = &mut self.contents.columns;
                 if let Some(id) = &doc.id {
                     mark(&field_terms::keyword_term(ID_FIELD, id));
-                    columns.add_keyword(ID_FIELD, local, id).map_err(column_error)?;
+                    columns
+                        .add_keyword(ID_FIELD, local, id)
+                        .map_err(column_error)?;
                 }
                 for (field, value) in &fields.keywords {
                     mark(&field_terms::keyword_term(field, value));
-                    columns.add_keyword(field, local, value).map_err(column_error)?;
+                    columns
+                        .add_keyword(field, local, value)
+                        .map_err(column_error)?;
                 }
                 for (field, value) in &fields.numbers {
-                    columns.add_numeric(field, local, *value).map_err(column_error)?;
+                    columns
+                        .add_numeric(field, local, *value)
+                        .map_err(column_error)?;
                 }
                 for field in &fields.present {
                     mark(&field_terms::exists_term(field));

@@ -7,8 +7,8 @@ use super::bad_line::BadLineReason;
 use super::document::Document;
 use super::error::IngestError;
 use super::json_lines;
-use crate::schema::Mapper;
 use super::tab_separated::{self, Layout};
+use crate::schema::Mapper;
 
 /// The layout of the input's lines.
 ///
@@ -151,7 +151,11 @@ mod tests {
             .unwrap()
             .body;
         assert_eq!(body, "date\tb");
-        let body = InputFormat::Auto.parse_line(dated, &mut mapper()).unwrap().unwrap().body;
+        let body = InputFormat::Auto
+            .parse_line(dated, &mut mapper())
+            .unwrap()
+            .unwrap()
+            .body;
         assert_eq!(body, "b");
     }
 
@@ -159,7 +163,11 @@ mod tests {
     fn a_forced_format_does_not_guess() {
         let line = "{not json}\tbody";
         assert_eq!(
-            InputFormat::Tsv.parse_line(line, &mut mapper()).unwrap().unwrap().title,
+            InputFormat::Tsv
+                .parse_line(line, &mut mapper())
+                .unwrap()
+                .unwrap()
+                .title,
             "{not json}"
         );
         assert!(matches!(
@@ -175,7 +183,10 @@ mod tests {
     #[test]
     fn empty_lines_are_bad_in_every_format() {
         for format in InputFormat::ALL {
-            assert_eq!(format.parse_line("", &mut mapper()), Err(BadLineReason::Empty));
+            assert_eq!(
+                format.parse_line("", &mut mapper()),
+                Err(BadLineReason::Empty)
+            );
         }
     }
 }

@@ -65,7 +65,10 @@ mod tests {
     #[test]
     fn numeric_ids_keep_their_json_spelling() {
         let mut mapper = mapper();
-        for (line, id) in [(r#"{"id": 17, "body": "x"}"#, "17"), (r#"{"id": 1.5e3, "body": "x"}"#, "1500.0")] {
+        for (line, id) in [
+            (r#"{"id": 17, "body": "x"}"#, "17"),
+            (r#"{"id": 1.5e3, "body": "x"}"#, "1500.0"),
+        ] {
             assert_eq!(parse(line, &mut mapper).unwrap().id.as_deref(), Some(id));
         }
     }
@@ -84,7 +87,13 @@ mod tests {
     fn malformed_json_and_documents_that_do_not_fit_are_bad_lines() {
         let mut mapper = mapper();
         for line in ["{not json}", "[1, 2]", "{\"a\": 1"] {
-            assert!(matches!(parse(line, &mut mapper), Err(BadLineReason::InvalidJson { .. })), "{line}");
+            assert!(
+                matches!(
+                    parse(line, &mut mapper),
+                    Err(BadLineReason::InvalidJson { .. })
+                ),
+                "{line}"
+            );
         }
         parse(r#"{"n": 1}"#, &mut mapper).unwrap();
         let error = parse(r#"{"id": "x9", "n": "one"}"#, &mut mapper).unwrap_err();

@@ -176,7 +176,10 @@ fn json_lines_read_ids_titles_and_bodies() {
     assert_eq!(texts(&documents[1]), ["7", "two"]);
     assert_eq!(texts(&documents[2]), ["three\ttabbed\nmultiline", "Third"]);
     let source = &documents[2].json.as_ref().unwrap().source;
-    assert_eq!(source, r#"  {"title":"Third","body":"three\ttabbed\nmultiline"}"#);
+    assert_eq!(
+        source,
+        r#"  {"title":"Third","body":"three\ttabbed\nmultiline"}"#
+    );
     assert_eq!(report.bad_line_count, 0);
 }
 
@@ -197,7 +200,10 @@ fn auto_decides_each_file_s_format_from_its_first_line() {
         b"{\"title\":\"J\",\"body\":\"j\"}\nT\tb\n",
     );
     let (documents, report) = read_all(&[&tsv, &json], accepting_bad_inputs());
-    assert_eq!(documents[..2], [document("T1", "b1"), document("T3", "date\tb3")]);
+    assert_eq!(
+        documents[..2],
+        [document("T1", "b1"), document("T3", "date\tb3")]
+    );
     assert_eq!(texts(&documents[2]), ["j", "J"]);
     assert_eq!(documents.len(), 3);
     let lines: Vec<(String, u64)> = bad_lines(&report)

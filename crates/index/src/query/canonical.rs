@@ -134,33 +134,31 @@ impl Query {
                 out.push(FILTER);
                 inner.pack(out);
             }
-            Query::Range(range) => {
-                match &range.bounds {
-                    RangeBounds::Numbers { lower, upper } => {
-                        out.push(NUMBER_RANGE);
-                        pack_term(&range.field, out);
-                        out.extend_from_slice(&lower.to_le_bytes());
-                        out.extend_from_slice(&upper.to_le_bytes());
-                    }
-                    RangeBounds::Keywords { lower, upper } => {
-                        out.push(KEYWORD_RANGE);
-                        pack_term(&range.field, out);
-                        for bound in [lower, upper] {
-                            match bound {
-                                Bound::Included(v) => {
-                                    out.push(0);
-                                    pack_term(v, out);
-                                }
-                                Bound::Excluded(v) => {
-                                    out.push(1);
-                                    pack_term(v, out);
-                                }
-                                Bound::Unbounded => out.push(2),
+            Query::Range(range) => match &range.bounds {
+                RangeBounds::Numbers { lower, upper } => {
+                    out.push(NUMBER_RANGE);
+                    pack_term(&range.field, out);
+                    out.extend_from_slice(&lower.to_le_bytes());
+                    out.extend_from_slice(&upper.to_le_bytes());
+                }
+                RangeBounds::Keywords { lower, upper } => {
+                    out.push(KEYWORD_RANGE);
+                    pack_term(&range.field, out);
+                    for bound in [lower, upper] {
+                        match bound {
+                            Bound::Included(v) => {
+                                out.push(0);
+                                pack_term(v, out);
                             }
+                            Bound::Excluded(v) => {
+                                out.push(1);
+                                pack_term(v, out);
+                            }
+                            Bound::Unbounded => out.push(2),
                         }
                     }
                 }
-            }
+            },
             Query::All => out.push(ALL),
         }
     }

@@ -51,7 +51,9 @@ pub enum QueryError {
         field: String,
     },
     /// A field the index's mapping does not have.
-    #[error("unknown field [{field}]: the index's mapping has no such field (apcache stats shows it)")]
+    #[error(
+        "unknown field [{field}]: the index's mapping has no such field (apcache stats shows it)"
+    )]
     UnknownField {
         /// The field.
         field: String,

@@ -36,10 +36,15 @@ impl RangeEnd {
 }
 
 /// The field `name` as a filter or sort names it: a field of the mapping that is not text.
-fn exact_field<'m>(mapping: &'m Mapping, name: &str) -> Result<std::borrow::Cow<'m, FieldType>, QueryError> {
-    let resolved = mapping.resolve(name).ok_or_else(|| QueryError::UnknownField {
-        field: name.to_owned(),
-    })?;
+fn exact_field<'m>(
+    mapping: &'m Mapping,
+    name: &str,
+) -> Result<std::borrow::Cow<'m, FieldType>, QueryError> {
+    let resolved = mapping
+        .resolve(name)
+        .ok_or_else(|| QueryError::UnknownField {
+            field: name.to_owned(),
+        })?;
     if let FieldType::Text(_) = resolved.field_type.as_ref() {
         return Err(QueryError::TextFieldUnsupported {
             field: name.to_owned(),
@@ -69,8 +74,14 @@ pub fn term_query(mapping: &Mapping, field: &str, value: &str) -> Result<Query, 
     let (lower, upper) = number_range(
         field,
         &field_type,
-        &RangeEnd { value: Some(value.to_owned()), inclusive: true },
-        &RangeEnd { value: Some(value.to_owned()), inclusive: true },
+        &RangeEnd {
+            value: Some(value.to_owned()),
+            inclusive: true,
+        },
+        &RangeEnd {
+            value: Some(value.to_owned()),
+            inclusive: true,
+        },
     )?;
     Ok(Query::Range(RangeQuery {
         field: field.to_owned(),
@@ -132,14 +143,22 @@ fn number_range(
         None => i64::MIN,
         Some(v) => {
             let (value, exact) = column_value(field, field_type, v, Rounding::Up)?;
-            if lower.inclusive || !exact { value } else { value.saturating_add(1) }
+            if lower.inclusive || !exact {
+                value
+            } else {
+                value.saturating_add(1)
+            }
         }
     };
     let high = match &upper.value {
         None => i64::MAX,
         Some(v) => {
             let (value, exact) = column_value(field, field_type, v, Rounding::Down)?;
-            if upper.inclusive || !exact { value } else { value.saturating_sub(1) }
+            if upper.inclusive || !exact {
+                value
+            } else {
+                value.saturating_sub(1)
+            }
         }
     };
     // An exact bound excluded at the end of the range leaves nothing.
@@ -176,7 +195,13 @@ fn column_value(
                 .parse()
                 .ok()
                 .filter(|v: &f64| v.is_finite())
-                .ok_or_else(|| invalid(field, text, format!("not a number (the field is {})", width.name())))?;
+                .ok_or_else(|| {
+                    invalid(
+                        field,
+                        text,
+                        format!("not a number (the field is {})", width.name()),
+                    )
+                })?;
             let rounded = match rounding {
                 Rounding::Up => number.ceil(),
                 Rounding::Down => number.floor(),
@@ -195,7 +220,11 @@ fn column_value(
         }
         FieldType::Date(format) => {
             if text.starts_with("now") || text.contains("||") {
-                return Err(invalid(field, text, "date math, which is not supported; give a date"));
+                return Err(invalid(
+                    field,
+                    text,
+                    "date math, which is not supported; give a date",
+                ));
             }
             let millis = format
                 .read(&Value::String(text.to_owned()))
@@ -227,22 +256,34 @@ mod tests {
 
     fn numbers(query: Query) -> (i64, i64) {
         match query {
-            Query::Range(RangeQuery { bounds: RangeBounds::Numbers { lower, upper }, .. }) => (lower, upper),
+            Query::Range(RangeQuery {
+                bounds: RangeBounds::Numbers { lower, upper },
+                ..
+            }) => (lower, upper),
             other => panic!("{other:?}"),
         }
     }
 
     fn end(value: &str, inclusive: bool) -> RangeEnd {
-        RangeEnd { value: Some(value.into()), inclusive }
+        RangeEnd {
+            value: Some(value.into()),
+            inclusive,
+        }
     }
 
     #[test]
     fn values_read_as_their_field_types() {
         let m = mapping();
-        assert_eq!(term_query(&m, "section", "games").unwrap(), Query::Term(field_terms::keyword_term("section", "games")));
+        assert_eq!(
+            term_query(&m, "section", "games").unwrap(),
+            Query::Term(field_terms::keyword_term("section", "games"))
+        );
         assert_eq!(numbers(term_query(&m, "size", "42").unwrap()), (42, 42));
         assert_eq!(numbers(term_query(&m, "free", "true").unwrap()), (1, 1));
-        assert_eq!(numbers(term_query(&m, "day", "1970-01-02").unwrap()), (86_400_000, 86_400_000));
+        assert_eq!(
+            numbers(term_query(&m, "day", "1970-01-02").unwrap()),
+            (86_400_000, 86_400_000)
+        );
         // A fraction on an integer field matches nothing.
         let (low, high) = numbers(term_query(&m, "size", "4.5").unwrap());
         assert!(low > high);
@@ -251,10 +292,20 @@ mod tests {
     #[test]
     fn exclusive_and_fractional_bounds_round_inwards() {
         let m = mapping();
-        assert_eq!(numbers(range_query(&m, "size", &end("10", false), &end("20", false)).unwrap()), (11, 19));
-        assert_eq!(numbers(range_query(&m, "size", &end("9.5", false), &end("20.5", true)).unwrap()), (10, 20));
-        assert_eq!(numbers(range_query(&m, "size", &RangeEnd::unbounded(), &end("3", true)).unwrap()), (i64::MIN, 3));
-        let (low, high) = numbers(range_query(&m, "score", &end("1.5", false), &RangeEnd::unbounded()).unwrap());
+        assert_eq!(
+            numbers(range_query(&m, "size", &end("10", false), &end("20", false)).unwrap()),
+            (11, 19)
+        );
+        assert_eq!(
+            numbers(range_query(&m, "size", &end("9.5", false), &end("20.5", true)).unwrap()),
+            (10, 20)
+        );
+        assert_eq!(
+            numbers(range_query(&m, "size", &RangeEnd::unbounded(), &end("3", true)).unwrap()),
+            (i64::MIN, 3)
+        );
+        let (low, high) =
+            numbers(range_query(&m, "score", &end("1.5", false), &RangeEnd::unbounded()).unwrap());
         assert_eq!(low, crate::columns::double_to_sortable(1.5) + 1);
         assert_eq!(high, i64::MAX);
     }
@@ -262,11 +313,26 @@ mod tests {
     #[test]
     fn unknown_fields_text_fields_and_unreadable_values_are_refused_by_name() {
         let m = mapping();
-        assert!(matches!(term_query(&m, "nope", "x"), Err(QueryError::UnknownField { .. })));
-        assert!(matches!(term_query(&m, "summary", "x"), Err(QueryError::TextFieldUnsupported { .. })));
-        assert!(matches!(term_query(&m, "size", "big"), Err(QueryError::InvalidFieldValue { .. })));
-        assert!(matches!(term_query(&m, "free", "yes"), Err(QueryError::InvalidFieldValue { .. })));
-        assert!(matches!(range_query(&m, "day", &end("now-1d", true), &RangeEnd::unbounded()), Err(QueryError::InvalidFieldValue { .. })));
+        assert!(matches!(
+            term_query(&m, "nope", "x"),
+            Err(QueryError::UnknownField { .. })
+        ));
+        assert!(matches!(
+            term_query(&m, "summary", "x"),
+            Err(QueryError::TextFieldUnsupported { .. })
+        ));
+        assert!(matches!(
+            term_query(&m, "size", "big"),
+            Err(QueryError::InvalidFieldValue { .. })
+        ));
+        assert!(matches!(
+            term_query(&m, "free", "yes"),
+            Err(QueryError::InvalidFieldValue { .. })
+        ));
+        assert!(matches!(
+            range_query(&m, "day", &end("now-1d", true), &RangeEnd::unbounded()),
+            Err(QueryError::InvalidFieldValue { .. })
+        ));
         assert!(exists_query(&m, "summary").is_ok());
         assert!(exists_query(&m, "nope").is_err());
     }

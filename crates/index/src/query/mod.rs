@@ -34,18 +34,19 @@
 mod ast;
 mod canonical;
 mod clauses;
-mod field_query;
 mod error;
+mod field_query;
 mod note;
 mod parser;
 #[cfg(test)]
 mod tests;
 
 pub use ast::{BoolQuery, PhraseQuery, Query, RangeBounds, RangeQuery};
-pub use field_query::{exists_query, range_query, term_query, RangeEnd};
 pub use clauses::{TooManyClauses, MAX_CLAUSES};
 pub use error::QueryError;
+pub use field_query::{exists_query, range_query, term_query, RangeEnd};
 pub use note::QueryNote;
 pub use parser::{
-    escape, parse_query, parse_query_in, parse_query_with_notes, DefaultOperator, MAX_NESTING, MAX_SLOP,
+    escape, parse_query, parse_query_in, parse_query_with_notes, DefaultOperator, MAX_NESTING,
+    MAX_SLOP,
 };

@@ -11,10 +11,10 @@
 use crate::analyzer::Analyzer;
 
 use super::ast::{BoolQuery, PhraseQuery, Query};
-use super::field_query::{exists_query, range_query, term_query, RangeEnd};
-use crate::schema::Mapping;
 use super::error::QueryError;
+use super::field_query::{exists_query, range_query, term_query, RangeEnd};
 use super::note::QueryNote;
+use crate::schema::Mapping;
 
 /// The deepest nesting of parentheses [`parse_query`] accepts; deeper input is answered with
 /// [`QueryError::TooDeeplyNested`] rather than risking the stack.
@@ -398,7 +398,11 @@ fn lex_range(text: &str, start: usize) -> Result<(RangeEnd, RangeEnd, usize), Qu
     let lower_inclusive = text[start..].starts_with('[');
     let mut position = start + 1;
     let skip_space = |position: &mut usize| {
-        while let Some(c) = text[*position..].chars().next().filter(|&c| is_whitespace(c)) {
+        while let Some(c) = text[*position..]
+            .chars()
+            .next()
+            .filter(|&c| is_whitespace(c))
+        {
             *position += c.len_utf8();
         }
     };
@@ -809,9 +813,10 @@ impl Parser<'_, '_> {
                 let mut values = Vec::new();
                 let mut all = self.default_operator == DefaultOperator::And;
                 loop {
-                    let token = self.tokens.get(self.next).ok_or(
-                        QueryError::UnbalancedParenthesis { position },
-                    )?;
+                    let token = self
+                        .tokens
+                        .get(self.next)
+                        .ok_or(QueryError::UnbalancedParenthesis { position })?;
                     self.next += 1;
                     match &token.kind {
                         TokenKind::RightParen => break,
@@ -832,9 +837,15 @@ impl Parser<'_, '_> {
                     return Err(QueryError::EmptyParentheses { position });
                 }
                 let group = if all {
-                    BoolQuery { must: values, ..BoolQuery::default() }
+                    BoolQuery {
+                        must: values,
+                        ..BoolQuery::default()
+                    }
                 } else {
-                    BoolQuery { should: values, ..BoolQuery::default() }
+                    BoolQuery {
+                        should: values,
+                        ..BoolQuery::default()
+                    }
                 };
                 Query::Bool(group).simplified()
             }

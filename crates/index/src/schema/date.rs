@@ -71,9 +71,7 @@ impl DateFormat {
     pub fn read(&self, value: &serde_json::Value) -> Result<i64, String> {
         for form in &self.0 {
             let millis = match (form, value) {
-                (DateForm::OptionalTime, serde_json::Value::String(text)) => {
-                    parse_iso(text, true)
-                }
+                (DateForm::OptionalTime, serde_json::Value::String(text)) => parse_iso(text, true),
                 (DateForm::Date, serde_json::Value::String(text)) => parse_iso(text, false),
                 (DateForm::EpochMillis, value) => epoch(value, 1),
                 (DateForm::EpochSecond, value) => epoch(value, 1000),
@@ -260,7 +258,10 @@ mod tests {
         assert_eq!(read(json!("2024-02-29")), Ok(1_709_164_800_000));
         assert_eq!(read(json!("2024-02-29T12:30:00Z")), Ok(1_709_209_800_000));
         assert_eq!(read(json!("2024-02-29T12:30:00.5Z")), Ok(1_709_209_800_500));
-        assert_eq!(read(json!("2024-02-29T14:30:00+02:00")), Ok(1_709_209_800_000));
+        assert_eq!(
+            read(json!("2024-02-29T14:30:00+02:00")),
+            Ok(1_709_209_800_000)
+        );
         assert_eq!(read(json!("2024-02-29T10:30-0200")), Ok(1_709_209_800_000));
         assert_eq!(read(json!("1969-12-31T23:59:59.999Z")), Ok(-1));
         assert_eq!(read(json!("2024")), Ok(1_704_067_200_000));
@@ -276,7 +277,14 @@ mod tests {
 
     #[test]
     fn impossible_dates_and_other_text_are_refused() {
-        for bad in ["2023-02-29", "2024-13-01", "2024-01-01T24:00", "yesterday", "2024-01-01T", "2024-01-01Z"] {
+        for bad in [
+            "2023-02-29",
+            "2024-13-01",
+            "2024-01-01T24:00",
+            "yesterday",
+            "2024-01-01T",
+            "2024-01-01Z",
+        ] {
             assert!(read(json!(bad)).is_err(), "{bad}");
         }
         assert!(read(json!(true)).is_err());

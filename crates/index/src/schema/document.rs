@@ -205,12 +205,12 @@ impl Mapper {
                     let Some(field_type) = Mapping::infer(value) else {
                         return Ok(());
                     };
-                    added
-                        .add_field(path, field_type.clone())
-                        .map_err(|e| DocumentError::Field {
+                    added.add_field(path, field_type.clone()).map_err(|e| {
+                        DocumentError::Field {
                             field: path.to_owned(),
                             reason: e.to_string(),
-                        })?;
+                        }
+                    })?;
                     field_type
                 }
             },
@@ -243,7 +243,8 @@ impl Mapper {
                 out.numbers.push((path.to_owned(), number));
             }
             FieldType::Double { .. } => {
-                let number = double(value).ok_or_else(|| bad(format!("{value} is not a number")))?;
+                let number =
+                    double(value).ok_or_else(|| bad(format!("{value} is not a number")))?;
                 out.numbers
                     .push((path.to_owned(), crate::columns::double_to_sortable(number)));
             }

@@ -55,7 +55,9 @@ pub enum DocumentError {
         reason: String,
     },
     /// A field the mapping does not name, under `"dynamic": "strict"`.
-    #[error("field [{0}] is not in the mapping and the mapping is strict (\"dynamic\": \"strict\")")]
+    #[error(
+        "field [{0}] is not in the mapping and the mapping is strict (\"dynamic\": \"strict\")"
+    )]
     StrictUnknown(String),
     /// The `_id` is not a usable id.
     #[error("_id: {0}")]

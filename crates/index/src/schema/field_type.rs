@@ -117,7 +117,10 @@ impl FieldType {
     pub fn is_numeric(&self) -> bool {
         matches!(
             self,
-            FieldType::Integer(_) | FieldType::Double { .. } | FieldType::Date(_) | FieldType::Boolean
+            FieldType::Integer(_)
+                | FieldType::Double { .. }
+                | FieldType::Date(_)
+                | FieldType::Boolean
         )
     }
 
@@ -144,7 +147,14 @@ impl FieldType {
         };
         // Parameters every type takes; each value is checked where it matters.
         let allowed: &[&str] = match kind {
-            "text" => &["type", "analyzer", "search_analyzer", "fields", "index_options", "norms"],
+            "text" => &[
+                "type",
+                "analyzer",
+                "search_analyzer",
+                "fields",
+                "index_options",
+                "norms",
+            ],
             "keyword" => &["type", "ignore_above"],
             "date" => &["type", "format"],
             _ => &["type"],
@@ -155,8 +165,10 @@ impl FieldType {
             }
             // Parameters whose default is what apcache does anyway.
             let default_kept = match parameter.as_str() {
-                "index" | "doc_values" | "store" => *value == Value::Bool(true)
-                    || (parameter == "store" && *value == Value::Bool(false)),
+                "index" | "doc_values" | "store" => {
+                    *value == Value::Bool(true)
+                        || (parameter == "store" && *value == Value::Bool(false))
+                }
                 _ => false,
             };
             if !default_kept {
@@ -271,9 +283,8 @@ impl FieldType {
             "boolean" => FieldType::Boolean,
             "date" => FieldType::Date(match json.get("format") {
                 None => DateFormat::default(),
-                Some(Value::String(format)) => DateFormat::parse(format).map_err(|reason| {
-                    unsupported("format", &format!(" {format:?}: {reason}"))
-                })?,
+                Some(Value::String(format)) => DateFormat::parse(format)
+                    .map_err(|reason| unsupported("format", &format!(" {format:?}: {reason}")))?,
                 Some(_) => {
                     return Err(MappingError::Invalid(format!(
                         "field [{field}]: \"format\" must be a string"

@@ -78,6 +78,12 @@ impl Mapping {
         mapping
     }
 
+    /// The same mapping with `dynamic` for fields it does not name.
+    pub fn with_dynamic(mut self, dynamic: Dynamic) -> Mapping {
+        self.dynamic = dynamic;
+        self
+    }
+
     /// Reads Elasticsearch's JSON form: `{"properties": {...}}`, optionally with `"dynamic"`, or
     /// the same under `"mappings"` (the body of `PUT /index`).
     pub fn from_json(json: &Value) -> Result<Mapping, MappingError> {
@@ -176,7 +182,11 @@ impl Mapping {
     }
 
     /// Adds the leaf field `path` of `field_type`, its parents as objects.
-    pub(crate) fn add_field(&mut self, path: &str, field_type: FieldType) -> Result<(), MappingError> {
+    pub(crate) fn add_field(
+        &mut self,
+        path: &str,
+        field_type: FieldType,
+    ) -> Result<(), MappingError> {
         if self.objects.contains_key(path) {
             return Err(MappingError::Conflict {
                 field: path.to_owned(),

@@ -22,7 +22,10 @@ fn debian_mapping() -> Mapping {
 #[test]
 fn a_mapping_reads_and_writes_elasticsearch_json() {
     let mapping = debian_mapping();
-    assert_eq!(mapping.get("meta.origin").map(FieldType::name), Some("keyword"));
+    assert_eq!(
+        mapping.get("meta.origin").map(FieldType::name),
+        Some("keyword")
+    );
     assert!(mapping.is_object("meta"));
     let again = Mapping::from_json(&mapping.to_json()).unwrap();
     assert_eq!(again, mapping);
@@ -40,12 +43,18 @@ fn a_mapping_reads_and_writes_elasticsearch_json() {
 #[test]
 fn unsupported_types_and_parameters_are_refused_by_name() {
     let error = Mapping::from_json(&json!({"properties": {"p": {"type": "geo_point"}}}));
-    assert!(error.unwrap_err().to_string().contains("unsupported type [geo_point]"));
-    let error = Mapping::from_json(&json!({"properties": {"p": {"type": "keyword", "doc_values": false}}}));
+    assert!(error
+        .unwrap_err()
+        .to_string()
+        .contains("unsupported type [geo_point]"));
+    let error =
+        Mapping::from_json(&json!({"properties": {"p": {"type": "keyword", "doc_values": false}}}));
     assert!(error.unwrap_err().to_string().contains("[doc_values]"));
-    let error = Mapping::from_json(&json!({"properties": {"p": {"type": "text", "analyzer": "french"}}}));
+    let error =
+        Mapping::from_json(&json!({"properties": {"p": {"type": "text", "analyzer": "french"}}}));
     assert!(error.unwrap_err().to_string().contains("[analyzer]"));
-    let error = Mapping::from_json(&json!({"properties": {"p": {"type": "date", "format": "dd/MM"}}}));
+    let error =
+        Mapping::from_json(&json!({"properties": {"p": {"type": "date", "format": "dd/MM"}}}));
     assert!(error.unwrap_err().to_string().contains("[format]"));
     let error = Mapping::from_json(&json!({"dynamic": "sometimes"}));
     assert!(error.unwrap_err().to_string().contains("dynamic"));
@@ -70,14 +79,28 @@ fn documents_map_to_texts_keywords_numbers_and_presence() {
     assert_eq!(mapped.id.as_deref(), Some("vim"));
     // `id` is not mapped: dynamic mapping makes it text (and `id.keyword`).
     assert_eq!(mapped.texts, ["vim", "Vi IMproved - enhanced vi editor"]);
-    let keywords: Vec<(&str, &str)> =
-        mapped.keywords.iter().map(|(f, v)| (f.as_str(), v.as_str())).collect();
+    let keywords: Vec<(&str, &str)> = mapped
+        .keywords
+        .iter()
+        .map(|(f, v)| (f.as_str(), v.as_str()))
+        .collect();
     // The summary is longer than its sub-field's ignore_above: not a keyword.
     assert_eq!(
         keywords,
-        [("depends", "libc6"), ("depends", "libgpm2"), ("id.keyword", "vim"), ("meta.origin", "debian"), ("package", "vim"), ("section", "editors")]
+        [
+            ("depends", "libc6"),
+            ("depends", "libgpm2"),
+            ("id.keyword", "vim"),
+            ("meta.origin", "debian"),
+            ("package", "vim"),
+            ("section", "editors")
+        ]
     );
-    let numbers: Vec<(&str, i64)> = mapped.numbers.iter().map(|(f, v)| (f.as_str(), *v)).collect();
+    let numbers: Vec<(&str, i64)> = mapped
+        .numbers
+        .iter()
+        .map(|(f, v)| (f.as_str(), *v))
+        .collect();
     assert_eq!(
         numbers,
         [
@@ -88,7 +111,10 @@ fn documents_map_to_texts_keywords_numbers_and_presence() {
         ]
     );
     // `id` is not mapped, so dynamic mapping adds it.
-    assert_eq!(mapper.mapping().get("id").map(FieldType::name), Some("text"));
+    assert_eq!(
+        mapper.mapping().get("id").map(FieldType::name),
+        Some("text")
+    );
     assert!(mapped.present.contains(&"id.keyword".to_string()));
 }
 
@@ -110,18 +136,24 @@ fn a_document_that_does_not_fit_is_refused_whole() {
     }
     // The new field of a refused document is not added.
     let version = mapper.version();
-    assert!(mapper.map(&json!({"fresh": "x", "installed_size": "big"})).is_err());
+    assert!(mapper
+        .map(&json!({"fresh": "x", "installed_size": "big"}))
+        .is_err());
     assert!(mapper.mapping().get("fresh").is_none());
     assert_eq!(mapper.version(), version);
     let error = mapper.map(&json!({"_routing": "x"})).unwrap_err();
     assert!(matches!(error, DocumentError::MetadataField(_)));
-    assert!(matches!(mapper.map(&json!([1])), Err(DocumentError::NotAnObject)));
+    assert!(matches!(
+        mapper.map(&json!([1])),
+        Err(DocumentError::NotAnObject)
+    ));
 }
 
 #[test]
 fn integers_keep_their_range_and_coerce_as_elasticsearch_does() {
     let mut mapper = Mapper::new(
-        Mapping::from_json(&json!({"properties": {"b": {"type": "byte"}, "l": {"type": "long"}}})).unwrap(),
+        Mapping::from_json(&json!({"properties": {"b": {"type": "byte"}, "l": {"type": "long"}}}))
+            .unwrap(),
         None,
     );
     let mapped = mapper.map(&json!({"b": 12.9, "l": "-7"})).unwrap();
@@ -134,14 +166,23 @@ fn integers_keep_their_range_and_coerce_as_elasticsearch_does() {
 fn dynamic_mapping_infers_types_as_elasticsearch_does() {
     let mut mapper = Mapper::new(Mapping::default(), None);
     mapper
-        .map(&json!({"n": 3, "x": 1.5, "b": true, "d": "2024-05-06T07:08:09Z", "s": "hello",
-                     "o": {"inner": [1, 2]}, "empty": [], "nothing": null}))
+        .map(
+            &json!({"n": 3, "x": 1.5, "b": true, "d": "2024-05-06T07:08:09Z", "s": "hello",
+                     "o": {"inner": [1, 2]}, "empty": [], "nothing": null}),
+        )
         .unwrap();
     let mapping = mapper.mapping();
     let types: Vec<(&str, &str)> = mapping.fields().map(|(n, t)| (n, t.name())).collect();
     assert_eq!(
         types,
-        [("b", "boolean"), ("d", "date"), ("n", "long"), ("o.inner", "long"), ("s", "text"), ("x", "double")]
+        [
+            ("b", "boolean"),
+            ("d", "date"),
+            ("n", "long"),
+            ("o.inner", "long"),
+            ("s", "text"),
+            ("x", "double")
+        ]
     );
     assert_eq!(
         mapping.to_json()["properties"]["s"],
@@ -153,11 +194,17 @@ fn dynamic_mapping_infers_types_as_elasticsearch_does() {
 
 #[test]
 fn strict_and_false_mappings_treat_unknown_fields_as_elasticsearch_does() {
-    let strict = Mapping::from_json(&json!({"dynamic": "strict", "properties": {"a": {"type": "keyword"}}})).unwrap();
+    let strict =
+        Mapping::from_json(&json!({"dynamic": "strict", "properties": {"a": {"type": "keyword"}}}))
+            .unwrap();
     let mut mapper = Mapper::new(strict, None);
     assert!(mapper.map(&json!({"a": "x"})).is_ok());
-    assert!(matches!(mapper.map(&json!({"b": "x"})), Err(DocumentError::StrictUnknown(f)) if f == "b"));
-    let ignoring = Mapping::from_json(&json!({"dynamic": false, "properties": {"a": {"type": "keyword"}}})).unwrap();
+    assert!(
+        matches!(mapper.map(&json!({"b": "x"})), Err(DocumentError::StrictUnknown(f)) if f == "b")
+    );
+    let ignoring =
+        Mapping::from_json(&json!({"dynamic": false, "properties": {"a": {"type": "keyword"}}}))
+            .unwrap();
     let mut mapper = Mapper::new(ignoring, None);
     let mapped = mapper.map(&json!({"a": "x", "b": {"c": 1}})).unwrap();
     assert_eq!(mapped.present, ["a"]);
@@ -167,10 +214,29 @@ fn strict_and_false_mappings_treat_unknown_fields_as_elasticsearch_does() {
 #[test]
 fn ids_are_unique_single_words() {
     let mut mapper = Mapper::new(Mapping::default(), Some("id".into()));
-    assert_eq!(mapper.map(&json!({"_id": 7, "t": "a"})).unwrap().id.as_deref(), Some("7"));
-    assert!(matches!(mapper.map(&json!({"id": "7"})), Err(DocumentError::DuplicateId(_))));
-    assert!(matches!(mapper.map(&json!({"_id": "a b"})), Err(DocumentError::Id(_))));
-    assert!(matches!(mapper.map(&json!({"_id": ""})), Err(DocumentError::Id(_))));
-    assert!(matches!(mapper.map(&json!({"_id": [1]})), Err(DocumentError::Id(_))));
+    assert_eq!(
+        mapper
+            .map(&json!({"_id": 7, "t": "a"}))
+            .unwrap()
+            .id
+            .as_deref(),
+        Some("7")
+    );
+    assert!(matches!(
+        mapper.map(&json!({"id": "7"})),
+        Err(DocumentError::DuplicateId(_))
+    ));
+    assert!(matches!(
+        mapper.map(&json!({"_id": "a b"})),
+        Err(DocumentError::Id(_))
+    ));
+    assert!(matches!(
+        mapper.map(&json!({"_id": ""})),
+        Err(DocumentError::Id(_))
+    ));
+    assert!(matches!(
+        mapper.map(&json!({"_id": [1]})),
+        Err(DocumentError::Id(_))
+    ));
     assert!(mapper.map(&json!({"t": "no id"})).unwrap().id.is_none());
 }

@@ -102,12 +102,32 @@ enum Part {
 
 /// Compares two parts of the same key in ascending order, missing values by `missing_first`.
 fn compare_part(a: &Part, b: &Part, missing_first: bool, descending: bool) -> Ordering {
-    let present = |ordering: Ordering| if descending { ordering.reverse() } else { ordering };
+    let present = |ordering: Ordering| {
+        if descending {
+            ordering.reverse()
+        } else {
+            ordering
+        }
+    };
     match (a, b) {
         (Part::Missing, Part::Missing) => Ordering::Equal,
-        (Part::Missing, _) => if missing_first { Ordering::Less } else { Ordering::Greater },
-        (_, Part::Missing) => if missing_first { Ordering::Greater } else { Ordering::Less },
-        (Part::Number(x), Part::Number(y)) | (Part::Ordinal(x), Part::Ordinal(y)) => present(x.cmp(y)),
+        (Part::Missing, _) => {
+            if missing_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (_, Part::Missing) => {
+            if missing_first {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        (Part::Number(x), Part::Number(y)) | (Part::Ordinal(x), Part::Ordinal(y)) => {
+            present(x.cmp(y))
+        }
         (Part::Score(x), Part::Score(y)) => present(x.total_cmp(y)),
         (Part::Doc(x), Part::Doc(y)) => present(x.cmp(y)),
         _ => Ordering::Equal,
@@ -115,11 +135,29 @@ fn compare_part(a: &Part, b: &Part, missing_first: bool, descending: bool) -> Or
 }
 
 fn compare_value(a: &SortValue, b: &SortValue, key: &SortKey) -> Ordering {
-    let present = |ordering: Ordering| if key.descending { ordering.reverse() } else { ordering };
+    let present = |ordering: Ordering| {
+        if key.descending {
+            ordering.reverse()
+        } else {
+            ordering
+        }
+    };
     match (a, b) {
         (SortValue::Missing, SortValue::Missing) => Ordering::Equal,
-        (SortValue::Missing, _) => if key.missing_first { Ordering::Less } else { Ordering::Greater },
-        (_, SortValue::Missing) => if key.missing_first { Ordering::Greater } else { Ordering::Less },
+        (SortValue::Missing, _) => {
+            if key.missing_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (_, SortValue::Missing) => {
+            if key.missing_first {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
         (SortValue::Number(x), SortValue::Number(y)) => present(x.cmp(y)),
         (SortValue::Keyword(x), SortValue::Keyword(y)) => present(x.as_bytes().cmp(y.as_bytes())),
         (SortValue::Score(x), SortValue::Score(y)) => present(x.total_cmp(y)),
@@ -167,7 +205,11 @@ pub(crate) fn search(
     let mut stats = SearchStats::default();
     let mut merged: Vec<SortedHit> = Vec::new();
     let local_docs_of = |segment: &crate::segment::SegmentReader, doc: u32| {
-        segment.meta().docs.local(doc).expect("a segment's match is one of its documents")
+        segment
+            .meta()
+            .docs
+            .local(doc)
+            .expect("a segment's match is one of its documents")
     };
     for (i, segment) in reader.segments().iter().enumerate() {
         let opener = TermOpener {
@@ -227,7 +269,11 @@ pub(crate) fn search(
         let mut doc = node.start()?;
         while doc != NO_MORE_DOCS {
             countdown.step()?;
-            let score = if wants_score { Some(node.score(bm25)?) } else { None };
+            let score = if wants_score {
+                Some(node.score(bm25)?)
+            } else {
+                None
+            };
             parts.clear();
             let local = local_docs_of(segment, doc);
             for (key, source) in sort.iter().zip(&sources) {
@@ -237,12 +283,20 @@ pub(crate) fn search(
                     Source::Numbers(None) | Source::Keywords(None) => Part::Missing,
                     Source::Numbers(Some(column)) => {
                         column.values(local, &mut numbers);
-                        let value = if key.descending { numbers.last() } else { numbers.first() };
+                        let value = if key.descending {
+                            numbers.last()
+                        } else {
+                            numbers.first()
+                        };
                         value.map_or(Part::Missing, |&n| Part::Number(n))
                     }
                     Source::Keywords(Some(column)) => {
                         column.ordinals(local, &mut ordinals);
-                        let value = if key.descending { ordinals.last() } else { ordinals.first() };
+                        let value = if key.descending {
+                            ordinals.last()
+                        } else {
+                            ordinals.first()
+                        };
                         value.map_or(Part::Missing, |&o| Part::Ordinal(2 * i64::from(o)))
                     }
                 });
@@ -258,7 +312,9 @@ pub(crate) fn search(
                         .last()
                         .is_some_and(|(last, _, _)| compare(&parts, last) != Ordering::Less);
                 if k > 0 && !worse_than_all {
-                    let at = best.partition_point(|(other, _, _)| compare(other, &parts) != Ordering::Greater);
+                    let at = best.partition_point(|(other, _, _)| {
+                        compare(other, &parts) != Ordering::Greater
+                    });
                     best.insert(at, (parts.clone(), doc, score));
                     best.truncate(k);
                 }
@@ -278,9 +334,14 @@ pub(crate) fn search(
                         (Part::Doc(d), _) => SortValue::Doc(*d),
                         (Part::Ordinal(o), Source::Keywords(Some(column))) => {
                             let ordinal = u32::try_from(o / 2).unwrap_or(0);
-                            SortValue::Keyword(column.value(ordinal).map_err(|e| {
-                                IndexError::corrupt(&segment.meta().name, e.to_string())
-                            })?.to_owned())
+                            SortValue::Keyword(
+                                column
+                                    .value(ordinal)
+                                    .map_err(|e| {
+                                        IndexError::corrupt(&segment.meta().name, e.to_string())
+                                    })?
+                                    .to_owned(),
+                            )
                         }
                         (Part::Ordinal(_), _) => SortValue::Missing,
                     })

@@ -37,10 +37,10 @@ mod threshold_seed;
 mod top_k;
 mod window_accumulator;
 
-pub use field_sort::{SortBy, SortKey, SortValue, SortedHit, SortedResult};
 pub use bm25::{length_to_norm, norm_to_length, Bm25, Norms, Scoring};
 pub use cancel::CancelScope;
 pub use collection_stats::CollectionStats;
+pub use field_sort::{SortBy, SortKey, SortValue, SortedHit, SortedResult};
 pub use index_reader::{IndexReader, LoadMode};
 pub use phrase_matcher::SloppyPhrase;
 pub use postings_source::{PostingsSource, TermBlocks, TermPositionBlocks};

@@ -11,12 +11,12 @@ use super::term_dictionary::TermDictionary;
 use super::uncached_file::{UncachedFile, UncachedReads};
 use super::verified_terms::{Verified, VerifiedTerms};
 use super::{DirectPostings, DocLengths, SegmentMeta, StoredDocument};
+use crate::columns::Columns;
 use crate::format::term_groups::GROUP_TERMS;
 use crate::format::{
     FileKind, FramedFile, NormsFile, PositionsCodec, SkipEntries, SkipEntry, TermGroups, TermInfo,
     TermPositions, HEADER_LEN,
 };
-use crate::columns::Columns;
 use crate::mapping::MappedFile;
 use crate::search::TermEntry;
 use crate::IndexError;
@@ -407,7 +407,10 @@ impl SegmentReader {
             let docs = StoreReader::documents(&raw)
                 .ok_or_else(|| IndexError::corrupt(file, format!("block {i} is malformed")))?;
             for fields in docs {
-                if fields.iter().any(|field| std::str::from_utf8(field).is_err()) {
+                if fields
+                    .iter()
+                    .any(|field| std::str::from_utf8(field).is_err())
+                {
                     return Err(IndexError::corrupt(
                         file,
                         format!("document {count} is not UTF-8"),

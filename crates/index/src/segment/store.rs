@@ -498,7 +498,11 @@ impl<'a> StoreReader<'a> {
             String::from_utf8(b.to_vec())
                 .map_err(|_| IndexError::corrupt(self.file, "stored text is not UTF-8"))
         };
-        Ok(StoredDocument::new(text(title)?, text(body)?, text(source)?))
+        Ok(StoredDocument::new(
+            text(title)?,
+            text(body)?,
+            text(source)?,
+        ))
     }
 }
 
