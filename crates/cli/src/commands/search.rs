@@ -223,13 +223,13 @@ pub fn print_hits(
     }
     println!("{:>4}  {:>8}  {:>8}  title", "rank", "id", "score");
     for (rank, hit) in hits.iter().enumerate() {
-        println!(
-            "{:>4}  {:>8}  {:>8.4}  {}",
-            rank + 1,
-            hit.id,
-            hit.score,
-            hit.title
-        );
+        // A sort by fields computes no score.
+        let score = if hit.score.is_nan() {
+            "-".to_owned()
+        } else {
+            format!("{:.4}", hit.score)
+        };
+        println!("{:>4}  {:>8}  {score:>8}  {}", rank + 1, hit.id, hit.title);
         if !hit.snippet.is_empty() {
             println!("{:>26}{}", "", hit.snippet);
         }

@@ -60,7 +60,7 @@ pub enum QueryError {
     },
     /// A clause on one text field: text fields are searched together.
     #[error(
-        "searching the text field [{field}] alone is not supported: the index searches its text          fields together; drop '{field}:' to search them all"
+        "searching the text field [{field}] alone is not supported: the index searches its text fields together; drop '{field}:' to search them all"
     )]
     TextFieldUnsupported {
         /// The field.
