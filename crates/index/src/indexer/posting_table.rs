@@ -275,8 +275,10 @@ impl PostingTable {
             }
             Some(json) => {
                 let fields = &json.fields;
-                for (i, text) in fields.texts.iter().enumerate() {
-                    if i > 0 {
+                // Text fields are one stream, as a title and a body are; the values of one array
+                // are set apart, so that no phrase runs from one into the next.
+                for (text, &gap) in fields.texts.iter().zip(&fields.text_gaps) {
+                    if gap {
                         offset = offset.saturating_add(TEXT_GAP);
                     }
                     let words = analyzer.for_each_token_with_position(text, |position, token| {

@@ -79,8 +79,9 @@ mod tests {
         let document = parse(line, &mut mapper()).unwrap();
         let json = document.json.unwrap();
         assert_eq!(json.source, line);
-        // Fields in name order.
-        assert_eq!(json.fields.texts, ["b", "x", "y", "T"]);
+        // Fields in document order.
+        assert_eq!(json.fields.texts, ["T", "b", "x", "y"]);
+        assert_eq!(json.fields.text_gaps, [false, false, false, true]);
     }
 
     #[test]

@@ -171,10 +171,10 @@ fn json_lines_read_ids_titles_and_bodies() {
     let (documents, report) = read_all(&[&path], with_format(InputFormat::JsonLines));
     let ids: Vec<Option<&str>> = documents.iter().map(|d| d.id.as_deref()).collect();
     assert_eq!(ids, [Some("a1"), Some("7"), None]);
-    // Text values in field-name order; the source as given.
-    assert_eq!(texts(&documents[0]), ["one", "a1", "en", "First"]);
+    // Text values in document order; the source as given.
+    assert_eq!(texts(&documents[0]), ["a1", "First", "one", "en"]);
     assert_eq!(texts(&documents[1]), ["7", "two"]);
-    assert_eq!(texts(&documents[2]), ["three\ttabbed\nmultiline", "Third"]);
+    assert_eq!(texts(&documents[2]), ["Third", "three\ttabbed\nmultiline"]);
     let source = &documents[2].json.as_ref().unwrap().source;
     assert_eq!(
         source,
@@ -204,7 +204,7 @@ fn auto_decides_each_file_s_format_from_its_first_line() {
         documents[..2],
         [document("T1", "b1"), document("T3", "date\tb3")]
     );
-    assert_eq!(texts(&documents[2]), ["j", "J"]);
+    assert_eq!(texts(&documents[2]), ["J", "j"]);
     assert_eq!(documents.len(), 3);
     let lines: Vec<(String, u64)> = bad_lines(&report)
         .into_iter()

@@ -21,8 +21,11 @@ pub const MAX_ID_BYTES: usize = 512;
 pub struct MappedDocument {
     /// Its `_id`, when it gives one.
     pub id: Option<String>,
-    /// The values of its text fields, in field-name order (arrays in their order).
+    /// The values of its text fields, in document order.
     pub texts: Vec<String>,
+    /// For each of `texts`, whether it follows another value of the same array (a gap of
+    /// [`super::TEXT_GAP`] positions separates them, Elasticsearch's `position_increment_gap`).
+    pub text_gaps: Vec<bool>,
     /// Keyword values, by field (text fields' keyword sub-fields as `name.keyword`).
     pub keywords: Vec<(String, String)>,
     /// Numeric values as the columns keep them (integers, dates in milliseconds, booleans as 0
@@ -139,8 +142,13 @@ impl Mapper {
         match value {
             Value::Null => Ok(()),
             Value::Array(values) => {
+                let first_text = out.texts.len();
                 for value in values {
                     self.walk(path.clone(), value, added, out)?;
+                }
+                // The array's text values after its first are set apart.
+                for gap in out.text_gaps.iter_mut().skip(first_text + 1) {
+                    *gap = true;
                 }
                 Ok(())
             }
@@ -229,6 +237,7 @@ impl Mapper {
                     }
                 }
                 out.texts.push(text);
+                out.text_gaps.push(false);
             }
             FieldType::Keyword(options) => {
                 let text =

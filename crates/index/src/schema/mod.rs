@@ -2,9 +2,9 @@
 //! [`Mapper`] that turns a JSON document into what the index keeps of it.
 //!
 //! Text fields are analyzed into the index's words; every text field of a document joins one
-//! stream of words (the default field that plain queries search, as `title` and `body` always
-//! have), in field-name order, with a gap of [`TEXT_GAP`] positions between values so that a
-//! phrase never runs from one into the next. Keyword values and field existence are indexed as terms of their own
+//! stream of words in document order, as if joined by spaces (the default field that plain
+//! queries search, as a tab-separated document's title and body are), the values of one array
+//! [`TEXT_GAP`] positions apart so that a phrase never runs from one into the next. Keyword values and field existence are indexed as terms of their own
 //! ([`field_terms`]); keyword, numeric, date and boolean values are also kept in per-segment
 //! columns ([`crate::columns`]) for ranges and sorting. The document itself is stored as given
 //! (`_source`).
@@ -30,6 +30,6 @@ pub use mapping::{Dynamic, Mapping, ResolvedField};
 /// take: field names do not start with `_`).
 pub const ID_FIELD: &str = "_id";
 
-/// Positions between two text values of a document (Elasticsearch's
+/// Positions between two text values of one array (Elasticsearch's
 /// `position_increment_gap`).
 pub const TEXT_GAP: u32 = 100;

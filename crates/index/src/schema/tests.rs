@@ -88,12 +88,12 @@ fn documents_map_to_texts_keywords_numbers_and_presence() {
     assert_eq!(
         keywords,
         [
+            ("id.keyword", "vim"),
+            ("package", "vim"),
+            ("section", "editors"),
             ("depends", "libc6"),
             ("depends", "libgpm2"),
-            ("id.keyword", "vim"),
             ("meta.origin", "debian"),
-            ("package", "vim"),
-            ("section", "editors")
         ]
     );
     let numbers: Vec<(&str, i64)> = mapped
@@ -104,8 +104,8 @@ fn documents_map_to_texts_keywords_numbers_and_presence() {
     assert_eq!(
         numbers,
         [
-            ("essential", 0),
             ("installed_size", 3000),
+            ("essential", 0),
             ("released", 1_704_153_600_000),
             ("score", crate::columns::double_to_sortable(-1.5)),
         ]

@@ -100,70 +100,44 @@ enum Part {
     Doc(u32),
 }
 
-/// Compares two parts of the same key in ascending order, missing values by `missing_first`.
-fn compare_part(a: &Part, b: &Part, missing_first: bool, descending: bool) -> Ordering {
-    let present = |ordering: Ordering| {
-        if descending {
-            ordering.reverse()
-        } else {
-            ordering
-        }
-    };
-    match (a, b) {
-        (Part::Missing, Part::Missing) => Ordering::Equal,
-        (Part::Missing, _) => {
-            if missing_first {
-                Ordering::Less
-            } else {
-                Ordering::Greater
-            }
-        }
-        (_, Part::Missing) => {
-            if missing_first {
-                Ordering::Greater
-            } else {
-                Ordering::Less
-            }
-        }
-        (Part::Number(x), Part::Number(y)) | (Part::Ordinal(x), Part::Ordinal(y)) => {
-            present(x.cmp(y))
-        }
-        (Part::Score(x), Part::Score(y)) => present(x.total_cmp(y)),
-        (Part::Doc(x), Part::Doc(y)) => present(x.cmp(y)),
-        _ => Ordering::Equal,
+/// Orders two values of one key: a missing value first or last whatever the direction (as
+/// Elasticsearch's `missing`), present values by `compare`, reversed when descending.
+fn order(missing: (bool, bool), key: (bool, bool), compare: impl FnOnce() -> Ordering) -> Ordering {
+    let (missing_first, descending) = key;
+    match missing {
+        (true, true) => Ordering::Equal,
+        (true, false) if missing_first => Ordering::Less,
+        (true, false) => Ordering::Greater,
+        (false, true) if missing_first => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) if descending => compare().reverse(),
+        (false, false) => compare(),
     }
 }
 
-fn compare_value(a: &SortValue, b: &SortValue, key: &SortKey) -> Ordering {
-    let present = |ordering: Ordering| {
-        if key.descending {
-            ordering.reverse()
-        } else {
-            ordering
-        }
-    };
-    match (a, b) {
-        (SortValue::Missing, SortValue::Missing) => Ordering::Equal,
-        (SortValue::Missing, _) => {
-            if key.missing_first {
-                Ordering::Less
-            } else {
-                Ordering::Greater
-            }
-        }
-        (_, SortValue::Missing) => {
-            if key.missing_first {
-                Ordering::Greater
-            } else {
-                Ordering::Less
-            }
-        }
-        (SortValue::Number(x), SortValue::Number(y)) => present(x.cmp(y)),
-        (SortValue::Keyword(x), SortValue::Keyword(y)) => present(x.as_bytes().cmp(y.as_bytes())),
-        (SortValue::Score(x), SortValue::Score(y)) => present(x.total_cmp(y)),
-        (SortValue::Doc(x), SortValue::Doc(y)) => present(x.cmp(y)),
+/// Compares two parts of the same key (of one segment) in the key's order.
+fn compare_part(a: &Part, b: &Part, missing_first: bool, descending: bool) -> Ordering {
+    let missing = (*a == Part::Missing, *b == Part::Missing);
+    order(missing, (missing_first, descending), || match (a, b) {
+        (Part::Number(x), Part::Number(y)) | (Part::Ordinal(x), Part::Ordinal(y)) => x.cmp(y),
+        (Part::Score(x), Part::Score(y)) => x.total_cmp(y),
+        (Part::Doc(x), Part::Doc(y)) => x.cmp(y),
         _ => Ordering::Equal,
-    }
+    })
+}
+
+/// Compares two values of `key` (of any segments) in the key's order.
+fn compare_value(a: &SortValue, b: &SortValue, key: &SortKey) -> Ordering {
+    let missing = (*a == SortValue::Missing, *b == SortValue::Missing);
+    order(missing, (key.missing_first, key.descending), || {
+        match (a, b) {
+            (SortValue::Number(x), SortValue::Number(y)) => x.cmp(y),
+            (SortValue::Keyword(x), SortValue::Keyword(y)) => x.as_bytes().cmp(y.as_bytes()),
+            (SortValue::Score(x), SortValue::Score(y)) => x.total_cmp(y),
+            (SortValue::Doc(x), SortValue::Doc(y)) => x.cmp(y),
+            _ => Ordering::Equal,
+        }
+    })
 }
 
 /// The columns a segment sorts by, one per key.
