@@ -16,6 +16,9 @@ pub enum ErrorKind {
     IllegalArgument,
     /// The request body is not the JSON expected (400).
     Parse,
+    /// A search body's structure is not understood: an unknown query, key or option, or one
+    /// apcache does not implement (400, named in the reason).
+    Parsing,
     /// No index of that name (404).
     IndexNotFound,
     /// No such document, or no such path (404).
@@ -55,7 +58,8 @@ impl ErrorKind {
             ErrorKind::QueryParse
             | ErrorKind::QueryTooLarge
             | ErrorKind::IllegalArgument
-            | ErrorKind::Parse => StatusCode::BAD_REQUEST,
+            | ErrorKind::Parse
+            | ErrorKind::Parsing => StatusCode::BAD_REQUEST,
             ErrorKind::IndexNotFound | ErrorKind::NotFound => StatusCode::NOT_FOUND,
             ErrorKind::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ErrorKind::ContentTooLong => StatusCode::PAYLOAD_TOO_LARGE,
@@ -74,6 +78,7 @@ impl ErrorKind {
             ErrorKind::QueryTooLarge => "query_too_large",
             ErrorKind::IllegalArgument => "illegal_argument_exception",
             ErrorKind::Parse => "parse_exception",
+            ErrorKind::Parsing => "parsing_exception",
             ErrorKind::IndexNotFound => "index_not_found_exception",
             ErrorKind::NotFound => "resource_not_found_exception",
             ErrorKind::MethodNotAllowed => "method_not_allowed_exception",
@@ -113,6 +118,11 @@ impl ApiError {
     /// A 400 for a parameter.
     pub fn illegal(reason: impl Into<String>) -> ApiError {
         ApiError::new(ErrorKind::IllegalArgument, reason)
+    }
+
+    /// A 400 for a search body's structure (`parsing_exception`).
+    pub fn parsing(reason: impl Into<String>) -> ApiError {
+        ApiError::new(ErrorKind::Parsing, reason)
     }
 
     /// A 404 for an index.

@@ -171,6 +171,7 @@ pub fn router(state: Shared) -> Router {
         )
         .route("/{index}/_count", get(elastic::count).post(elastic::count))
         .route("/{index}/_doc/{id}", get(elastic::document))
+        .route("/{index}/_mapping", get(elastic::mapping))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), observe))

@@ -5,9 +5,14 @@ use std::sync::Arc;
 
 use apcache_index::analyzer::Analyzer;
 use apcache_index::format::FileKind;
+use apcache_index::schema::Mapping;
 use apcache_index::segment::StoredDocument;
 use apcache_index::IndexError;
 use apcache_tier::serving::LiveService;
+
+/// Sorted searches of one index that may run at once; more wait for a slot (within their
+/// deadline).
+const SORTED_SLOTS: usize = 4;
 
 /// One served index.
 pub struct ServedIndex {
@@ -17,12 +22,15 @@ pub struct ServedIndex {
     pub service: LiveService,
     /// The analyzer it was built with (queries are analyzed the same way).
     pub analyzer: Analyzer,
-    /// Documents.
+    /// Documents, every one (with text or without).
     pub docs: u64,
     /// Bytes of the files queries read (postings, skip data, dictionary, term infos, norms).
     pub search_bytes: u64,
     /// Bytes of the document store.
     pub store_bytes: u64,
+    /// Sorted searches running or waiting on this index: they run off the query threads
+    /// (every match is visited, no pruning), so they are bounded here instead.
+    pub(crate) sorted_slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl ServedIndex {
@@ -30,7 +38,7 @@ impl ServedIndex {
     pub fn new(name: String, service: LiveService) -> Result<ServedIndex, IndexError> {
         let reader = service.reader();
         let analyzer = reader.analyzer();
-        let docs = reader.doc_count();
+        let docs = reader.max_doc();
         let manifest = apcache_index::Manifest::load(&service.stack().dir)?;
         let search_bytes = manifest.search_bytes();
         let store_bytes = manifest.file_bytes(FileKind::Store);
@@ -41,6 +49,7 @@ impl ServedIndex {
             docs,
             search_bytes,
             store_bytes,
+            sorted_slots: Arc::new(tokio::sync::Semaphore::new(SORTED_SLOTS)),
         })
     }
 
@@ -57,13 +66,22 @@ impl ServedIndex {
         stored
     }
 
-    /// The stored fields of the document with external id `id` (its number in input order),
-    /// or `None` when there is none; a damaged store is an internal error.
+    /// The stored fields of the document whose `_id` is `id` (its number in input order for an
+    /// index whose documents have no ids of their own), or `None` when there is none.
     pub fn document_by_id(&self, id: &str) -> Result<Option<StoredDocument>, crate::ApiError> {
-        let Ok(doc) = id.parse::<u32>() else {
-            return Ok(None);
-        };
-        self.document(doc).map_err(crate::ApiError::from)
+        let found = self.service.reader().doc_by_id(id);
+        if found.as_ref().is_err_and(IndexError::is_damage) {
+            self.service.note_damage();
+        }
+        match found? {
+            Some(doc) => self.document(doc).map_err(crate::ApiError::from),
+            None => Ok(None),
+        }
+    }
+
+    /// The fields of the index's documents.
+    pub fn mapping(&self) -> &Mapping {
+        self.service.reader().mapping()
     }
 
     /// The serving mode's name.

@@ -8,6 +8,8 @@
 //! - [`router`]: the routes: the native API under `/indexes` ([`native`]), the
 //!   Elasticsearch-compatible subset ([`elastic`]), `/metrics` ([`metrics`]), `/health`, and
 //!   the web page at `/ui` ([`ui`]).
+//! - Searches sorted by fields run off the query threads, on blocking threads under the
+//!   same deadline (`sorted`).
 //! - [`serve`]: binds, serves, and shuts down gracefully on SIGINT or SIGTERM (stop
 //!   accepting, finish what is in flight, stop the query threads).
 //!
@@ -26,6 +28,8 @@ mod highlight_request;
 pub mod metrics;
 pub mod native;
 mod search;
+mod sort_keys;
+mod sorted;
 pub mod ui;
 
 pub use api_error::{ApiError, ErrorKind};

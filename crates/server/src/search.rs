@@ -1,14 +1,15 @@
 //! One search as both APIs run it: the query parsed and checked against the limits on the
 //! async side (cheap), admitted into the index's live service, evaluated on a query thread,
-//! its hits' stored fields read on that same thread, and the answer awaited with the
-//! request's deadline. A deadline passed or a client gone drops the ticket, which cancels the
-//! query where it stands.
+//! its hits' ids and stored documents read on that same thread, and the answer awaited with
+//! the request's deadline. A deadline passed or a client gone drops the ticket, which cancels
+//! the query where it stands. Searches sorted by fields run elsewhere (`sorted.rs`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use apcache_index::query::{parse_query_with_notes, DefaultOperator, Query};
+use apcache_index::query::{parse_query_in, DefaultOperator, Query};
 use apcache_index::search::SearchOptions;
+use apcache_index::segment::StoredDocument;
 use apcache_tier::serving::{LiveError, LiveRequest};
 use apcache_tier::CacheError;
 
@@ -16,41 +17,85 @@ use crate::api_error::{ApiError, ErrorKind};
 use crate::catalog::ServedIndex;
 use crate::config::ServerConfig;
 
-/// What a search asks for, whichever API it came through.
-#[derive(Debug, Clone)]
+/// What a search asks for, whichever API it came through (the query aside).
+#[derive(Debug, Clone, Copy)]
 pub struct SearchParams {
-    /// The query text (Lucene syntax).
-    pub q: String,
     /// Hits to return.
     pub k: usize,
     /// Hits to skip.
     pub offset: usize,
     /// Count every match exactly.
     pub count: bool,
-    /// The operator between bare words.
-    pub default_operator: DefaultOperator,
-    /// Read the hits' stored fields.
+    /// Read the hits' stored documents.
     pub fetch: bool,
 }
 
-/// A hit with its stored fields.
+/// A hit with its id and stored document.
 #[derive(Debug, Clone)]
 pub struct SearchHit {
-    /// The document's number (its place in input order), which is its external id.
+    /// The document's number in the index.
     pub doc: u32,
-    /// BM25 score.
-    pub score: f32,
-    /// Stored title (empty when not fetched).
-    pub title: String,
-    /// Stored body (empty when not fetched).
-    pub body: String,
+    /// Its `_id`: its own, or its number for an index whose documents have none.
+    pub id: String,
+    /// BM25 score; `None` when a sort by fields did not compute it.
+    pub score: Option<f32>,
+    /// The stored document, when fetched.
+    pub stored: Option<StoredDocument>,
 }
 
 impl SearchHit {
-    /// The external id as the APIs spell it.
-    pub fn id(&self) -> String {
-        self.doc.to_string()
+    /// The stored title (empty when not fetched).
+    pub fn title(&self) -> &str {
+        self.stored.as_ref().map_or("", |s| s.title.as_str())
     }
+
+    /// The stored body (empty when not fetched).
+    pub fn body(&self) -> &str {
+        self.stored.as_ref().map_or("", |s| s.body.as_str())
+    }
+
+    /// `_source`: the JSON document as given, without the `_id` it may carry (Elasticsearch
+    /// keeps the id beside the source, never in it); `null` when not fetched.
+    pub fn source(&self) -> serde_json::Value {
+        self.stored
+            .as_ref()
+            .map_or(serde_json::Value::Null, source_of)
+    }
+}
+
+/// `_source` of a stored document, without a top-level `_id`.
+pub fn source_of(stored: &StoredDocument) -> serde_json::Value {
+    let mut source = stored.source_json();
+    if let serde_json::Value::Object(object) = &mut source {
+        object.remove("_id");
+    }
+    source
+}
+
+/// Reads the id and, if `fetch`, the stored document of global DID `doc` (on the thread that
+/// calls it: a query thread or a blocking one).
+pub fn hit_of(
+    index: &ServedIndex,
+    doc: u32,
+    score: Option<f32>,
+    fetch: bool,
+) -> Result<SearchHit, ApiError> {
+    let id = index.service.reader().document_id(doc).inspect_err(|e| {
+        if e.is_damage() {
+            index.service.note_damage();
+        }
+    })?;
+    let stored = if fetch {
+        index.document(doc).map_err(ApiError::from)?
+    } else {
+        None
+    };
+    Ok(SearchHit {
+        doc,
+        id,
+        score,
+        stored,
+    })
 }
 
 /// A search's answer.
@@ -71,12 +116,10 @@ pub struct SearchOutcome {
     pub took: Duration,
     /// The hits after `offset`, best first.
     pub hits: Vec<SearchHit>,
-    /// What the analyzer changed or dropped in the query's words.
-    pub notes: Vec<String>,
 }
 
 /// The deepest nesting of `query`'s boolean groups.
-fn depth(query: &Query) -> usize {
+pub fn depth(query: &Query) -> usize {
     match query {
         Query::Term(_) | Query::Phrase(_) | Query::Range(_) | Query::All => 0,
         Query::Filter(inner) => 1 + depth(inner),
@@ -112,36 +155,47 @@ fn text_nesting(text: &str) -> usize {
     deepest
 }
 
-/// Parses `params.q` for `index` and checks it against the limits; also returns what the
-/// analyzer changed or dropped.
-pub fn parse(
+/// Parses query text for `index` (with field clauses on its mapping) and checks it against
+/// the limits; also returns what the analyzer changed or dropped.
+pub fn parse_text(
     index: &ServedIndex,
-    params: &SearchParams,
+    text: &str,
+    default_operator: DefaultOperator,
     config: &ServerConfig,
 ) -> Result<(Query, Vec<String>), ApiError> {
     let limits = &config.limits;
-    if params.q.len() > limits.max_query_bytes {
+    if text.len() > limits.max_query_bytes {
         return Err(ApiError::new(
             ErrorKind::QueryTooLarge,
             format!(
                 "the query is {} bytes; at most {} are accepted",
-                params.q.len(),
+                text.len(),
                 limits.max_query_bytes
             ),
         ));
     }
-    let (query, notes) =
-        parse_query_with_notes(&params.q, &index.analyzer, params.default_operator).map_err(
-            |e| ApiError {
-                kind: ErrorKind::QueryParse,
-                reason: e.to_string(),
-                position: e.position(),
-            },
-        )?;
+    let (query, notes) = parse_query_in(text, &index.analyzer, default_operator, index.mapping())
+        .map_err(|e| ApiError {
+        kind: ErrorKind::QueryParse,
+        reason: e.to_string(),
+        position: e.position(),
+    })?;
+    check_query(&query, text_nesting(text), config)?;
+    Ok((query, notes.iter().map(ToString::to_string).collect()))
+}
+
+/// Checks a query, however it was written, against the clause and nesting limits;
+/// `written_nesting` is the nesting of the text it came from, if deeper than the tree's.
+pub fn check_query(
+    query: &Query,
+    written_nesting: usize,
+    config: &ServerConfig,
+) -> Result<(), ApiError> {
+    let limits = &config.limits;
     query
         .check_clauses(limits.max_clauses)
         .map_err(|e| ApiError::new(ErrorKind::QueryTooLarge, e.to_string()))?;
-    let nesting = depth(&query).max(text_nesting(&params.q));
+    let nesting = depth(query).max(written_nesting);
     if nesting > limits.max_depth {
         return Err(ApiError::new(
             ErrorKind::QueryTooLarge,
@@ -151,7 +205,7 @@ pub fn parse(
             ),
         ));
     }
-    Ok((query, notes.iter().map(ToString::to_string).collect()))
+    Ok(())
 }
 
 /// Checks `offset + k` against the result window.
@@ -166,16 +220,16 @@ pub fn check_window(offset: usize, k: usize, config: &ServerConfig) -> Result<()
     }
 }
 
-/// Runs a search on `index`; `arrived` is when the request came in (its deadline counts from
-/// there).
+/// Runs `query` (parsed and checked) on `index`; `arrived` is when the request came in (its
+/// deadline counts from there).
 pub async fn run(
     index: &Arc<ServedIndex>,
+    query: Query,
     params: &SearchParams,
     config: &ServerConfig,
     arrived: Instant,
 ) -> Result<SearchOutcome, ApiError> {
     check_window(params.offset, params.k, config)?;
-    let (query, notes) = parse(index, params, config)?;
     let canonical = query.to_string();
     let parsed = query.clone();
     let deadline = arrived + config.timeout;
@@ -192,31 +246,19 @@ pub async fn run(
     let (tx, rx) = tokio::sync::oneshot::channel();
     let reader_side = index.clone();
     let (offset, fetch) = (params.offset, params.fetch);
-    // The reply runs on the query thread: the stored fields are read there too, off the
-    // async runtime.
+    // The reply runs on the query thread: the ids and stored documents are read there too,
+    // off the async runtime.
     let ticket = index
         .service
         .submit(request, move |outcome| {
             let answer = outcome.map_err(live_error).and_then(|answer| {
                 let result = answer.result;
-                let mut hits = Vec::with_capacity(result.hits.len().saturating_sub(offset));
-                for hit in result.hits.iter().skip(offset) {
-                    let (title, body) = if fetch {
-                        match reader_side.document(hit.doc) {
-                            Ok(Some(stored)) => (stored.title, stored.body),
-                            Ok(None) => (String::new(), String::new()),
-                            Err(e) => return Err(ApiError::from(e)),
-                        }
-                    } else {
-                        (String::new(), String::new())
-                    };
-                    hits.push(SearchHit {
-                        doc: hit.doc,
-                        score: hit.score,
-                        title,
-                        body,
-                    });
-                }
+                let hits = result
+                    .hits
+                    .iter()
+                    .skip(offset)
+                    .map(|hit| hit_of(&reader_side, hit.doc, Some(hit.score), fetch))
+                    .collect::<Result<Vec<_>, _>>()?;
                 Ok((
                     result.total_hits,
                     result.total_hits_exact,
@@ -251,11 +293,11 @@ pub async fn run(
         approximate,
         took: arrived.elapsed(),
         hits,
-        notes,
     })
 }
 
-fn timeout(config: &ServerConfig) -> ApiError {
+/// The 504 of a query that ran past its deadline.
+pub fn timeout(config: &ServerConfig) -> ApiError {
     ApiError::new(
         ErrorKind::Timeout,
         format!(

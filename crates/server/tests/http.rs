@@ -517,7 +517,110 @@ fn a_deadline_frees_the_query_thread_of_a_long_query() {
     assert_eq!(quick.status, 200, "{}", quick.body);
     assert_eq!(quick.json()["total"]["value"], 30, "{}", quick.body);
     assert!(metric(addr, "apcache_timeouts_total") >= 1.0);
+    // Sorted by fields, the query runs off the query threads, under the same deadline; each
+    // abandoned one stops, so however many came before, the slots are free for the next.
+    for _ in 0..5 {
+        let started = Instant::now();
+        let late = get(
+            addr,
+            &format!("/indexes/sample/search?q={phrase}&k=10&sort=_doc"),
+        );
+        assert_eq!(late.status, 504, "{}", late.body);
+        assert!(started.elapsed() < timeout * 2);
+    }
+    let quick = get(addr, "/indexes/sample/search?q=doc&k=3&sort=_doc:desc");
+    assert_eq!(quick.status, 200, "{}", quick.body);
+    assert_eq!(quick.json()["hits"][0]["_id"], "29", "{}", quick.body);
     scenario.teardown();
+}
+
+/// Tab-separated documents have no ids of their own: each one's id is its number, found by
+/// `_doc`, shown in hits, and paged through with `search_after`; their mapping is a title and a
+/// body, searched together, and `ids` is refused rather than answered wrong.
+#[test]
+fn tab_separated_documents_are_numbered_and_mapped_as_title_and_body() {
+    let server = start(1, 8, Duration::from_secs(10));
+    let addr = server.addr;
+    let mapping = get(addr, "/sample/_mapping");
+    assert_eq!(mapping.status, 200, "{}", mapping.body);
+    assert_eq!(
+        mapping.json()["sample"]["mappings"]["properties"],
+        serde_json::json!({"body": {"type": "text"}, "title": {"type": "text"}})
+    );
+    let doc = get(addr, "/sample/_doc/3");
+    assert_eq!(doc.status, 200, "{}", doc.body);
+    let source = &doc.json()["_source"];
+    assert!(
+        source["title"].is_string() && source["body"].is_string(),
+        "{source}"
+    );
+    let native = get(addr, "/indexes/sample/docs/3").json();
+    assert_eq!(&native["source"], source);
+    assert_eq!(
+        (native["id"].clone(), native["_id"].clone()),
+        ("3".into(), "3".into())
+    );
+    assert_eq!(get(addr, "/sample/_doc/99999999").status, 404);
+
+    // `match` on body or title: both search the one stream of words, as query_string does.
+    let by_match = send(
+        addr,
+        "POST",
+        "/sample/_search",
+        br#"{"query": {"match": {"title": "river"}}, "size": 5}"#,
+    );
+    let by_text = send(
+        addr,
+        "POST",
+        "/sample/_search",
+        br#"{"query": {"query_string": {"query": "river"}}, "size": 5}"#,
+    );
+    assert_eq!(by_match.status, 200, "{}", by_match.body);
+    assert_eq!(by_match.json()["hits"], by_text.json()["hits"]);
+
+    // Paging by document order with search_after visits what one big page holds.
+    let query = r#"{"bool": {"must": {"query_string": {"query": "river"}}, "filter": {"match": {"body": "the"}}}}"#;
+    let whole = send(
+        addr,
+        "POST",
+        "/sample/_search",
+        format!(r#"{{"query": {query}, "sort": ["_doc"], "size": 12}}"#).as_bytes(),
+    )
+    .json();
+    let whole: Vec<Value> = whole["hits"]["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["_id"].clone())
+        .collect();
+    assert_eq!(whole.len(), 12);
+    let mut paged = Vec::new();
+    let mut after = String::new();
+    while paged.len() < 12 {
+        let body = format!(r#"{{"query": {query}, "sort": ["_doc"], "size": 4 {after}}}"#);
+        let page = send(addr, "POST", "/sample/_search", body.as_bytes());
+        assert_eq!(page.status, 200, "{}", page.body);
+        let hits = page.json()["hits"]["hits"].as_array().unwrap().clone();
+        paged.extend(hits.iter().map(|h| h["_id"].clone()));
+        after = format!(r#", "search_after": {}"#, hits.last().unwrap()["sort"]);
+    }
+    assert_eq!(paged, whole);
+
+    let ids = send(
+        addr,
+        "POST",
+        "/sample/_search",
+        br#"{"query": {"ids": {"values": ["3"]}}}"#,
+    );
+    assert_eq!(ids.status, 400, "{}", ids.body);
+    assert!(ids.body.contains("no _id of their own"), "{}", ids.body);
+    let exists = send(
+        addr,
+        "POST",
+        "/sample/_search",
+        br#"{"query": {"exists": {"field": "title"}}}"#,
+    );
+    assert_eq!(exists.status, 400, "{}", exists.body);
 }
 
 #[test]

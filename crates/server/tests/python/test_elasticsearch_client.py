@@ -147,6 +147,39 @@ def test_source_filtering(es, server):
     assert ids(none) == ids(titles)
 
 
+def test_filtered_sorted_search_pages_with_search_after(es, server):
+    """A filter scores nothing, a sort by document order shows no scores, and search_after
+    pages through exactly what one big page holds."""
+    text = {"match": {"body": "river"}}
+    query = {"bool": {"must": text, "filter": [{"match": {"body": "city"}}]}}
+    scored = es.search(index=server.index, query=query, size=50)
+    alone = {hit["_id"]: hit["_score"] for hit in es.search(index=server.index, query=text, size=10_000)["hits"]["hits"]}
+    assert scored["hits"]["hits"], "pick words that meet in the sample"
+    for hit in scored["hits"]["hits"]:
+        assert hit["_score"] == pytest.approx(alone[hit["_id"]], rel=1e-6)
+
+    whole = es.search(index=server.index, query=query, sort=["_doc"], size=10_000)
+    expected = ids(whole)
+    assert whole["hits"]["max_score"] is None
+    assert all(hit["_score"] is None for hit in whole["hits"]["hits"])
+    assert [hit["sort"][0] for hit in whole["hits"]["hits"]] == sorted(int(i) for i in expected)
+    paged, after = [], None
+    while True:
+        extra = {"search_after": after} if after else {}
+        page = es.search(index=server.index, query=query, sort=["_doc"], size=7, **extra)
+        hits = page["hits"]["hits"]
+        if not hits:
+            break
+        assert page["hits"]["total"] == whole["hits"]["total"]
+        paged += [hit["_id"] for hit in hits]
+        after = hits[-1]["sort"]
+    assert paged == expected
+
+    with pytest.raises(BadRequestError) as caught:
+        es.search(index=server.index, query={"term": {"title": "river"}})
+    assert "title" in caught.value.body["error"]["reason"]
+
+
 def test_count(es, server, doc_count):
     exact = native(server, "river", count="true")["total"]["value"]
     assert es.count(index=server.index, query=query_string("river"))["count"] == exact
@@ -163,7 +196,10 @@ def test_get_a_document_found_by_search(es, server):
     assert doc["_source"] == hit["_source"]
     native_doc = requests.get(f"{server.url}/indexes/{server.index}/docs/{hit['_id']}", timeout=10)
     assert native_doc.status_code == 200
-    assert native_doc.json() == {"id": hit["_id"], **hit["_source"]}
+    native_doc = native_doc.json()
+    assert native_doc["id"] == native_doc["_id"] == hit["_id"]
+    assert native_doc["source"] == hit["_source"]
+    assert {field: native_doc[field] for field in ("title", "body")} == hit["_source"]
 
 
 def test_missing_document(es, server):
