@@ -28,7 +28,7 @@ mod highlight_request;
 pub mod metrics;
 pub mod native;
 mod search;
-mod sort_keys;
+pub mod sort_keys;
 mod sorted;
 pub mod ui;
 

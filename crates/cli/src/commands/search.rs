@@ -11,12 +11,11 @@ use apcache_cli::options::{open_index, QueryArgs, ServingArgs};
 use apcache_index::highlight::{HighlightOptions, Highlighter};
 use apcache_index::plain_query::plain_query;
 use apcache_index::query::{parse_query_in, Query};
-use apcache_index::schema::{FieldType, Mapping};
 use apcache_index::search::{
-    IndexReader, LoadMode, SearchOptions, SearchResult, Searcher, SortBy, SortKey, SortValue,
-    SortedResult,
+    IndexReader, LoadMode, SearchOptions, SearchResult, Searcher, SortedResult,
 };
 use apcache_index::segment::{snippet, StoredDocument};
+use apcache_server::sort_keys::Sort;
 use apcache_tier::serving::{LiveConfig, LiveRequest, LiveService};
 use apcache_tier::stack::ServingStack;
 use clap::Args;
@@ -96,14 +95,14 @@ pub struct ShownHit {
     pub snippet: String,
     /// The document as given (`_source`).
     pub source: serde_json::Value,
-    /// Its sort values, when the search sorted by fields.
-    pub sort: Option<Vec<SortValue>>,
+    /// Its sort values as the APIs show them, when the search sorted by fields.
+    pub sort: Option<Vec<serde_json::Value>>,
 }
 
 /// The stored fields of the documents `hits` (number, score) names.
 fn shown(
     reader: &IndexReader,
-    hits: impl Iterator<Item = (u32, f32, Option<Vec<SortValue>>)>,
+    hits: impl Iterator<Item = (u32, f32, Option<Vec<serde_json::Value>>)>,
 ) -> anyhow::Result<Vec<ShownHit>> {
     let mut shown = Vec::new();
     for (doc, score, sort) in hits {
@@ -137,48 +136,22 @@ pub fn shown_hits(reader: &IndexReader, result: &SearchResult) -> anyhow::Result
     shown(reader, result.hits.iter().map(|h| (h.doc, h.score, None)))
 }
 
-/// The stored fields of a sorted search's hits.
-fn shown_sorted_hits(reader: &IndexReader, result: &SortedResult) -> anyhow::Result<Vec<ShownHit>> {
+/// The stored fields of a sorted search's hits, with their sort values as the APIs show them.
+fn shown_sorted_hits(
+    reader: &IndexReader,
+    result: &SortedResult,
+    sort: &Sort,
+) -> anyhow::Result<Vec<ShownHit>> {
     shown(
         reader,
-        result
-            .hits
-            .iter()
-            .map(|h| (h.doc, h.score.unwrap_or(f32::NAN), Some(h.values.clone()))),
+        result.hits.iter().map(|h| {
+            (
+                h.doc,
+                h.score.unwrap_or(f32::NAN),
+                Some(sort.shown(&h.values)),
+            )
+        }),
     )
-}
-
-/// `--sort` as sort keys: `field`, `field:asc`, `field:desc`, `_score`, `_doc`.
-fn sort_keys(specs: &[String], mapping: &Mapping) -> anyhow::Result<Vec<SortKey>> {
-    specs
-        .iter()
-        .map(|spec| {
-            let (name, order) = match spec.rsplit_once(':') {
-                Some((name, order @ ("asc" | "desc"))) => (name, Some(order)),
-                _ => (spec.as_str(), None),
-            };
-            let by = match name {
-                "_score" => SortBy::Score,
-                "_doc" => SortBy::Doc,
-                field => match mapping.resolve(field).map(|f| f.field_type.into_owned()) {
-                    None => anyhow::bail!("cannot sort by {field}: the index has no such field"),
-                    Some(FieldType::Text(_)) => anyhow::bail!(
-                        "cannot sort by the text field {field}: sort by a keyword, numeric, date \
-                         or boolean field (a dynamically mapped string has {field}.keyword)"
-                    ),
-                    Some(FieldType::Keyword(_)) => SortBy::Keywords(field.to_owned()),
-                    Some(_) => SortBy::Numbers(field.to_owned()),
-                },
-            };
-            // The score sorts best first by default, everything else ascending.
-            let descending = order.map_or(by == SortBy::Score, |o| o == "desc");
-            Ok(SortKey {
-                by,
-                descending,
-                missing_first: false,
-            })
-        })
-        .collect()
 }
 
 /// The fields of `source` that `--fields` names (all of it without `--fields`).
@@ -333,11 +306,12 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         if served_mode.is_some() {
             anyhow::bail!("--sort reads the index directly: leave out the serving flags");
         }
-        let sort = sort_keys(&args.sort, reader.mapping())?;
+        let sort = Sort::parse_native(&args.sort.join(","), reader.mapping())
+            .map_err(|e| anyhow::anyhow!("--sort: {}", e.reason))?;
         let result = Searcher::new(&reader)
-            .search_sorted(&query, &sort, args.k, None)
+            .search_sorted(&query, &sort.keys, args.k, None)
             .context("search failed")?;
-        let hits = shown_sorted_hits(&reader, &result)?;
+        let hits = shown_sorted_hits(&reader, &result, &sort)?;
         let converted = SearchResult {
             total_hits: result.total_hits,
             total_hits_exact: true,

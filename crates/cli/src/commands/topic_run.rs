@@ -194,7 +194,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
                 .iter()
                 .map(|hit| Ok((stack.reader.document_id(hit.doc)?, hit.score)))
                 .collect::<Result<Vec<_>, apcache_index::IndexError>>()?;
-            run.write_topic(&topic.id, ranking.into_iter())?;
+            run.write_topic(&topic.id, ranking)?;
         }
         run_lines = run.lines();
         run.finish()?;

@@ -30,6 +30,11 @@ fn column_error(error: ColumnsError) -> IndexError {
     IndexError::InvalidArgument(format!("a document's values: {error}"))
 }
 
+/// The existence marks of a tab-separated document's two fields
+/// ([`field_terms::exists_term`] of `title` and `body`).
+const TITLE_EXISTS: &str = "\u{2}title";
+const BODY_EXISTS: &str = "\u{2}body";
+
 /// How many terms ahead a flush prefetches what it reads next.
 const FLUSH_PREFETCH_DISTANCE: usize = 8;
 
@@ -271,6 +276,11 @@ impl PostingTable {
                         document.add(token, offset.saturating_add(position));
                     });
                     offset = offset.saturating_add(words);
+                }
+                // Every such document has both fields (an empty string is a value, as in
+                // Elasticsearch), so `_exists_` answers on them as on JSON documents.
+                for (term, position) in [(TITLE_EXISTS, 1), (BODY_EXISTS, 2)] {
+                    document.add(term, offset.saturating_add(position));
                 }
             }
             Some(json) => {

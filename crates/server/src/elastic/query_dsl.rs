@@ -35,7 +35,7 @@
 use apcache_index::query::{
     exists_query, range_query, term_query, BoolQuery, DefaultOperator, Query, QueryError, RangeEnd,
 };
-use apcache_index::schema::{field_terms, FieldType, Mapping, ID_FIELD};
+use apcache_index::schema::{FieldType, Mapping, ID_FIELD};
 use serde_json::{Map, Value};
 
 use crate::api_error::ApiError;
@@ -402,7 +402,6 @@ impl<'a> Dsl<'a> {
             .get("field")
             .and_then(Value::as_str)
             .ok_or_else(|| ApiError::parsing("[exists] query needs a [field] string"))?;
-        self.check_existence_recorded()?;
         let mapping = self.mapping();
         let query = if mapping.resolve(field).is_none() && mapping.is_object(field) {
             let prefix = format!("{field}.");
@@ -422,24 +421,6 @@ impl<'a> Dsl<'a> {
             Context::Scoring => constant_one(query),
             Context::Filter => query,
         })
-    }
-
-    /// Refuses `exists` on an index of tab-separated documents: they record no field
-    /// existence (only JSON documents do), so it would match nothing.
-    fn check_existence_recorded(&self) -> Result<(), ApiError> {
-        let reader = self.index.service.reader();
-        if reader.has_ids() || *reader.mapping() != Mapping::title_body() {
-            return Ok(());
-        }
-        for field in ["title", "body"] {
-            if reader.doc_freq(&field_terms::exists_term(field))? > 0 {
-                return Ok(());
-            }
-        }
-        Err(ApiError::illegal(
-            "[exists] query: the documents of this index are tab-separated and record no field \
-             existence; every one has a title and a body",
-        ))
     }
 
     /// `{"ids": {"values": ["a", "b"]}}`.
