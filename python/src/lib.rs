@@ -26,7 +26,7 @@ use apcache_index::indexer::{build_index, IndexOptions};
 use apcache_index::ingest::{BadLinePolicy, Input, InputFormat, ReaderOptions};
 use apcache_index::plain_query::plain_query;
 use apcache_index::query::{
-    parse_query, parse_query_with_notes, DefaultOperator, Query, QueryError as EngineQueryError,
+    parse_query_in, DefaultOperator, Query, QueryError as EngineQueryError,
 };
 use apcache_index::search::{CollectionStats, Norms, Scoring, SearchOptions, SearchResult};
 use apcache_index::{IndexError as EngineIndexError, Manifest};
@@ -239,9 +239,9 @@ impl Index {
     ) -> PyResult<Query> {
         match parse {
             Parse::Plain => Ok(plain_query(text, &self.analyzer)),
-            Parse::Lucene => {
-                parse_query(text, &self.analyzer, default_op).map_err(|e| parse_error(py, &e, text))
-            }
+            Parse::Lucene => parse_query_in(text, &self.analyzer, default_op, self.stack.reader.mapping())
+                .map(|(query, _)| query)
+                .map_err(|e| parse_error(py, &e, text)),
         }
     }
 
@@ -564,9 +564,13 @@ impl Index {
         query: &str,
         default_op: &str,
     ) -> PyResult<(String, Vec<String>)> {
-        let (parsed, notes) =
-            parse_query_with_notes(query, &self.analyzer, default_op_arg(default_op)?)
-                .map_err(|e| parse_error(py, &e, query))?;
+        let (parsed, notes) = parse_query_in(
+            query,
+            &self.analyzer,
+            default_op_arg(default_op)?,
+            self.stack.reader.mapping(),
+        )
+        .map_err(|e| parse_error(py, &e, query))?;
         Ok((
             parsed.to_string(),
             notes.iter().map(ToString::to_string).collect(),
@@ -577,8 +581,13 @@ impl Index {
     /// each time it is written, and every word of a phrase.
     #[pyo3(signature = (query, *, default_op="or"))]
     fn query_clauses(&self, py: Python<'_>, query: &str, default_op: &str) -> PyResult<usize> {
-        let parsed = parse_query(query, &self.analyzer, default_op_arg(default_op)?)
-            .map_err(|e| parse_error(py, &e, query))?;
+        let (parsed, _) = parse_query_in(
+            query,
+            &self.analyzer,
+            default_op_arg(default_op)?,
+            self.stack.reader.mapping(),
+        )
+        .map_err(|e| parse_error(py, &e, query))?;
         Ok(parsed.clauses())
     }
 
@@ -697,7 +706,10 @@ impl Index {
         let reader = &self.stack.reader;
         let dict = PyDict::new(py);
         dict.set_item("path", self.stack.dir.display().to_string())?;
-        dict.set_item("documents", reader.doc_count())?;
+        dict.set_item("documents", reader.max_doc())?;
+        let mapping = serde_json::to_string(&reader.mapping().to_json())
+            .map_err(|e| ApcacheError::new_err(e.to_string()))?;
+        dict.set_item("mapping", py.import("json")?.call_method1("loads", (mapping,))?)?;
         dict.set_item("tokens", reader.total_tokens())?;
         dict.set_item("segments", reader.segments().len())?;
         dict.set_item("generation", reader.generation())?;
@@ -907,10 +919,7 @@ impl IndexWriter {
                 },
                 positions,
                 // Documents are a title and a body, and their ids.
-                mapping: Some(
-                    apcache_index::schema::Mapping::title_body()
-                        .with_dynamic(apcache_index::schema::Dynamic::Strict),
-                ),
+                mapping: Some(apcache_index::schema::Mapping::title_body()),
                 ..IndexOptions::default()
             },
             spool: None,

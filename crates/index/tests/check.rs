@@ -123,9 +123,10 @@ fn body_of(index: &Path, kind: FileKind) -> Vec<u8> {
     framed.body(&bytes).to_vec()
 }
 
-/// Rewrites the record of the first term of the first segment's first group with more than
+/// Rewrites the record of the first term of the first segment's second group with more than
 /// one posting through `edit` (which must keep its encoded length) and reseals the group's
-/// checksum, so only the structural checks can notice.
+/// checksum, so only the structural checks can notice. (The first group begins with the
+/// documents' existence marks, `\u{2}body` and `\u{2}title`, each once in every document.)
 fn structural_record_problem(edit: impl Fn(&mut TermInfo, &mut SkipEntry), expect: &str) {
     let work = tempfile::tempdir().unwrap();
     build(work.path());
@@ -134,10 +135,10 @@ fn structural_record_problem(edit: impl Fn(&mut TermInfo, &mut SkipEntry), expec
     let skip_body = body_of(&index, FileKind::Skip);
     rewrite(&index, FileKind::TermInfos, |body| {
         let groups = TermGroups::new(body, terms).unwrap();
-        let start = groups.entry(0).records_offset as usize;
+        let start = groups.entry(1).records_offset as usize;
         let mut pos = start;
         let (mut at, mut info) = (start, None);
-        for _ in 0..GROUP_TERMS.min(terms) {
+        for _ in 0..GROUP_TERMS.min(terms - GROUP_TERMS) {
             at = pos;
             let read = TermInfo::read_record(body, &mut pos, 0, 0).unwrap();
             // Frequencies above one, so that the total's edit below keeps its length.
@@ -149,7 +150,7 @@ fn structural_record_problem(edit: impl Fn(&mut TermInfo, &mut SkipEntry), expec
                 break;
             }
         }
-        let mut info = info.expect("a term of several postings in the first group");
+        let mut info = info.expect("a term of several postings in the second group");
         let mut block = info.single_block.unwrap();
         edit(&mut info, &mut block);
         let mut record = Vec::new();

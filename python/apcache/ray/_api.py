@@ -28,6 +28,7 @@ _STATUS = {
     "query_too_large": 400,
     "illegal_argument_exception": 400,
     "parse_exception": 400,
+    "parsing_exception": 400,
     "index_not_found_exception": 404,
     "resource_not_found_exception": 404,
     "method_not_allowed_exception": 405,
@@ -221,6 +222,22 @@ def _usize(value: Any) -> int:
     return value
 
 
+def _body_count(value: Any, name: str) -> int:
+    """A body's whole number of at least 0 (`from`, `size`), refused as the server refuses it."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 64:
+        raise illegal(f"[{name}] must be a whole number of at least 0, not {json.dumps(value)}")
+    return value
+
+
+def _one_stream(query: str, field: str) -> ApiError:
+    """The server's refusal of a clause on one text field of a title-and-body index."""
+    return illegal(
+        f"[{query}] on the text field [{field}]: apcache indexes the text fields of a document "
+        "together, as one stream of words, and cannot search one of them alone; search them "
+        "all with a query_string query without default_field"
+    )
+
+
 def _bool(value: Any) -> bool:
     if not isinstance(value, bool):
         raise parse_error(f"invalid type: {_kind(value)}, expected a boolean")
@@ -321,6 +338,9 @@ def _query_clause(value: Any) -> Wanted:
     (kind, inner), = clause.items()
     if kind == "query_string":
         spec = _object(inner, "struct QueryString")
+        for key in spec:
+            if key not in ("query", "default_operator", "default_field", "boost"):
+                raise ApiError("parsing_exception", f"[query_string] query does not support [{key}]")
         if "query" not in spec:
             raise parse_error("query_string: missing field `query`")
         text = _string(spec["query"])
@@ -342,9 +362,13 @@ def _query_clause(value: Any) -> Wanted:
         if len(read) != 1:
             raise illegal("match takes exactly one field")
         field, text, op = read[0]
-        if field != "body":
+        if field not in ("body", "title"):
             raise illegal(f"unknown field [{field}]: the searchable field is body")
         return Wanted(_escape_words(text), default_operator(op) if op is not None else "or")
+    if kind == "term" and isinstance(inner, dict) and len(inner) == 1:
+        (field, _), = inner.items()
+        if field in ("body", "title"):
+            raise _one_stream("term", field)
     if kind == "match_all":
         return Wanted(None)
     raise parse_error(
@@ -381,7 +405,7 @@ def _source_fields(value: Any) -> Tuple[bool, bool]:
                 raise illegal("_source must list field names as strings")
             add(name)
     else:
-        raise illegal("_source must be true, false or a list of fields")
+        raise illegal("_source must be true, false, a list of fields or {\"includes\", \"excludes\"}")
     return title, body
 
 
@@ -395,11 +419,11 @@ NATIVE_HIGHLIGHT: HighlightFields = {"body": dict(HIGHLIGHT_DEFAULTS)}
 
 def _highlight_options(base: Dict[str, Any], value: Any) -> Dict[str, Any]:
     """`base` with one level of highlight options over it, checked as the server checks them
-    (keys in sorted order, as its JSON objects hold them)."""
+    (keys in the order the request gives them, as its JSON objects hold them)."""
     if not isinstance(value, dict):
         raise illegal("highlight options must be an object")
     options = dict(base)
-    for key in sorted(value):
+    for key in value:
         v = value[key]
         if key in ("pre_tags", "post_tags"):
             tag = v[0] if isinstance(v, list) and v else v
@@ -429,7 +453,7 @@ def highlight_request(value: Any) -> HighlightFields:
     fields = value.get("fields")
     named: List[Tuple[str, Any]] = []
     if isinstance(fields, dict):
-        named.extend((name, fields[name]) for name in sorted(fields))
+        named.extend((name, fields[name]) for name in fields)
     elif isinstance(fields, list):
         for item in fields:
             if not isinstance(item, dict) or len(item) != 1:
@@ -457,8 +481,8 @@ def es_request(url: Mapping[str, str], body: bytes) -> EsSearch:
     parsed = json_body(body)
     fields = _object(parsed, "struct SearchBody") if parsed is not None else {}
     clause = fields.get("query")
-    body_from = None if fields.get("from") is None else _usize(fields["from"])
-    body_size = None if fields.get("size") is None else _usize(fields["size"])
+    body_from = None if fields.get("from") is None else _body_count(fields["from"], "from")
+    body_size = None if fields.get("size") is None else _body_count(fields["size"], "size")
     if clause is not None:
         wanted = _query_clause(clause)
     elif "q" in url:

@@ -391,7 +391,9 @@ class SearchFront:
         hits: List[Dict[str, Any]] = []
         for hit in result.hits:
             entry: Dict[str, Any] = {
-                "id": hit.id, "score": hit.score, "title": hit.title or "", "snippet": snippet(hit.body or "")
+                "id": hit.id, "_id": hit.id, "score": hit.score, "title": hit.title or "",
+                "snippet": snippet(hit.body or ""),
+                "source": {"title": hit.title or "", "body": hit.body or ""},
             }
             if highlight is not None:
                 # The body's fragments, an empty list when none of its words is marked.
@@ -420,7 +422,8 @@ class SearchFront:
             raise ApiError(
                 "resource_not_found_exception", f"no document with id {rust_debug(doc_id)} in [{name}]"
             )
-        return json_response({"id": doc_id, "title": stored["title"], "body": stored["body"]})
+        source = {"title": stored["title"], "body": stored["body"]}
+        return json_response({"id": doc_id, "_id": doc_id, **source, "source": source})
 
     # ---- Elasticsearch subset -------------------------------------------------------------
 

@@ -239,6 +239,7 @@ class ShardServer:
             "store_bytes": int(stats["store_bytes"]),
             "mode": str(stats["mode"]),
             "cache_segments": int(stats["cache_segments"]),
+            "mapping": stats["mapping"],
         }
 
     def ping(self) -> int:
@@ -615,6 +616,8 @@ class ShardedIndex:
             "store_bytes": sum(part["store_bytes"] for part in parts),
             "mode": ",".join(modes),
             "cache_segments": sum(part["cache_segments"] for part in parts),
+            # Every shard is written with the same mapping.
+            "mapping": parts[0]["mapping"],
         }
 
     def close(self) -> None:

@@ -108,7 +108,8 @@ fn hit_json(
     if request.source.enabled {
         json["_source"] = request.source.apply(hit.source());
     }
-    if let Some(highlight) = &request.highlight {
+    // `match_all` has no words to mark: its hits carry no highlight.
+    if let (Some(highlight), false) = (&request.highlight, *query == IndexQuery::All) {
         json["highlight"] = highlight.of_hit(query, &index.analyzer, hit.title(), hit.body());
     }
     json

@@ -128,6 +128,8 @@ pub fn search(
                 }
             }
             "_source" => request.source = SourceFilter::parse(&value)?,
+            // `null` is no highlight, as Elasticsearch reads it.
+            "highlight" if value.is_null() => {}
             "highlight" => request.highlight = Some(HighlightRequest::parse(&value)?),
             "sort" => request.sort = Some(sort::parse(&value, mapping)?),
             "search_after" => match value {
