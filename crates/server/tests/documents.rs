@@ -5,6 +5,8 @@
 //! paging through every match once, the native API's field syntax and sort, and the 400s that
 //! name what apcache does not do.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -91,21 +93,8 @@ fn start() -> TestServer {
         },
         metrics: Metrics::new(),
     });
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime
-            .block_on(apcache_server::serve(state, move |addr| {
-                tx.send(addr).unwrap()
-            }))
-            .unwrap();
-    });
     TestServer {
-        addr: rx.recv_timeout(Duration::from_secs(10)).unwrap(),
+        addr: common::serve_in_background(state),
         _dir: dir,
     }
 }

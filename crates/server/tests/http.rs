@@ -5,6 +5,8 @@
 //! requests that read it with a 500 while the others are served. Faults are injected with
 //! fail points; every test holds the fail-point scenario, so they run one at a time.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -89,21 +91,8 @@ fn start_on(
         },
         metrics: Metrics::new(),
     });
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime
-            .block_on(apcache_server::serve(state, move |addr| {
-                tx.send(addr).unwrap()
-            }))
-            .unwrap();
-    });
     TestServer {
-        addr: rx.recv_timeout(Duration::from_secs(10)).unwrap(),
+        addr: common::serve_in_background(state),
         _dir: dir,
     }
 }

@@ -76,6 +76,9 @@ pub struct DocumentReader {
     finished: bool,
     /// Maps JSON documents, and holds the fields of every document read so far.
     mapper: Mapper,
+    /// Whether the mapping has taken in the title and body of tab-separated documents (once
+    /// is enough: a mapping only grows).
+    title_body_mapped: bool,
 }
 
 /// The input being read.
@@ -131,6 +134,7 @@ impl DocumentReader {
             line: Vec::new(),
             finished: false,
             mapper: Mapper::new(Mapping::default(), Some("id".to_owned())),
+            title_body_mapped: false,
         })
     }
 
@@ -233,7 +237,7 @@ impl DocumentReader {
             );
             match parsed {
                 Ok(Some(document)) => {
-                    if document.json.is_none() {
+                    if document.json.is_none() && !self.title_body_mapped {
                         // Tab-separated documents are a title and a body.
                         if let Err(error) = self.mapper.extend(&Mapping::title_body()) {
                             return Err(IngestError::MappingConflict {
@@ -241,6 +245,7 @@ impl DocumentReader {
                                 message: error.to_string(),
                             });
                         }
+                        self.title_body_mapped = true;
                     }
                     self.report.documents += 1;
                     current.documents += 1;

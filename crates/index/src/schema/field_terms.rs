@@ -31,11 +31,6 @@ pub fn exists_term(field: &str) -> String {
     term
 }
 
-/// The prefix of every keyword term of `field` (its values follow it, in byte order).
-pub fn keyword_prefix(field: &str) -> String {
-    keyword_term(field, "")
-}
-
 /// Whether `term` is a word of the text (not a keyword value or an existence mark).
 pub fn is_word(term: &str) -> bool {
     !term.starts_with([KEYWORD_MARK, EXISTS_MARK])
@@ -63,7 +58,6 @@ mod tests {
     fn field_terms_are_not_words_and_read_back() {
         let term = keyword_term("section", "games");
         assert!(!is_word(&term));
-        assert!(term.starts_with(&keyword_prefix("section")));
         assert_eq!(display(&term), "section:games");
         assert_eq!(display(&exists_term("homepage")), "_exists_:homepage");
         assert!(is_word("games"));

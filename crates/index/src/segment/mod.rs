@@ -1,5 +1,6 @@
 //! Segments: immutable sets of documents with their own dictionary, postings, norms and store.
 
+mod columns_file;
 mod direct;
 mod doc_lengths;
 mod doc_map;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use apcache_codec::{BlockCodec, CodecKind, BLOCK_LEN};
 
+use super::columns_file::ColumnsFile;
 use super::positions_file::{self, PositionsFile};
 use super::store::{BlockSource, StoreIndex, StoreReader};
 use super::term_dictionary::TermDictionary;
@@ -61,7 +62,7 @@ pub struct SegmentReader {
     positions: Option<PositionsFile<MappedBody>>,
     /// The columns, when the segment's documents have keyword, numeric, date or boolean
     /// values.
-    columns: Option<MappedBody>,
+    columns: Option<ColumnsFile>,
     /// Which terms' checksums this process has verified.
     verified: VerifiedTerms,
     /// The document store read past the page cache, when asked for
@@ -195,7 +196,13 @@ impl SegmentReader {
                 None => None,
             },
             columns: match meta.file(FileKind::Columns) {
-                Some(_) => Some(map_file(dir, meta, FileKind::Columns, None)?),
+                Some(file) => {
+                    let body = map_file(dir, meta, FileKind::Columns, None)?;
+                    Some(unless_read_failed(
+                        ColumnsFile::open(body.clone(), &file.name, meta.documents()),
+                        &body,
+                    )?)
+                }
                 None => None,
             },
             verified: VerifiedTerms::new(meta.terms),
@@ -232,21 +239,13 @@ impl SegmentReader {
         if let Err(what) = NormsFile::new(self.norms.as_ref(), self.meta.documents()) {
             return Err(IndexError::corrupt(self.file_name(FileKind::Norms), what));
         }
-        if let Some(columns) = &self.columns {
-            let name = self.file_name(FileKind::Columns);
-            FramedFile::verify(columns.file_bytes(), FileKind::Columns, name)?;
-            Columns::parse(columns.as_ref(), self.meta.documents())
-                .map_err(|e| IndexError::corrupt(name, e.to_string()))?;
-        }
         Ok(())
     }
 
     /// The segment's columns (keyword, numeric, date and boolean values by local document);
     /// `None` when its documents have none. Verified whole when the segment was opened.
     pub fn columns(&self) -> Option<Columns<'_>> {
-        let body = self.columns.as_ref()?;
-        // Parsed at open, so it parses again (a directory walk, no column is decoded).
-        Columns::parse(body.as_ref(), self.meta.documents()).ok()
+        self.columns.as_ref().map(ColumnsFile::columns)
     }
 
     /// Recomputes the checksum of every file.
@@ -277,7 +276,7 @@ impl SegmentReader {
         self.postings.check()?;
         self.norms.check()?;
         if let Some(columns) = &self.columns {
-            columns.check()?;
+            columns.body().check()?;
         }
         match &self.positions {
             Some(positions) => positions.body().check(),
@@ -298,7 +297,7 @@ impl SegmentReader {
             bodies.push((FileKind::Positions, positions.body()));
         }
         if let Some(columns) = &self.columns {
-            bodies.push((FileKind::Columns, columns));
+            bodies.push((FileKind::Columns, columns.body()));
         }
         bodies
     }
