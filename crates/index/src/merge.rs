@@ -25,13 +25,14 @@ use fst::Streamer;
 use serde::Serialize;
 
 use crate::columns::{ColumnKind, Columns, ColumnsBuilder};
-use crate::format::PositionsCodec;
+use crate::format::{FieldLengths, PositionsCodec};
 use crate::manifest::Manifest;
 use apcache_codec::CodecKind;
 
 use crate::search::Bm25;
 use crate::segment::{
-    DocMap, EncodedTerms, SegmentMeta, SegmentReader, SegmentWriter, StoreWriter, TermEncoder,
+    DocMap, EncodedTerms, FieldScoring, SegmentMeta, SegmentReader, SegmentWriter, StoreWriter,
+    TermEncoder,
 };
 use crate::writer_lock::WriterLock;
 use crate::IndexError;
@@ -104,7 +105,10 @@ pub fn merge_segments(
     // space, a writing thread appends their batches in term order (building the dictionary and
     // writing the files), and this thread copies the stored documents.
     let codec_impl = codec.build();
+    let field_lengths = merge_field_lengths(&readers, &runs);
     let mut writer = SegmentWriter::create(out_dir, name, codec, docs.clone(), lengths.clone())?;
+    writer.set_field_lengths(&field_lengths)?;
+    let field_scorings = FieldScoring::of_all(&field_lengths, docs.len());
     // Positions survive a merge only if every input has them.
     let positions = readers.iter().all(SegmentReader::has_positions);
     if positions {
@@ -112,6 +116,7 @@ pub fn merge_segments(
     }
     let bm25 = Bm25::of_lengths(&lengths);
     let encoder = TermEncoder::new(&*codec_impl, &bm25, &docs, &lengths, name)
+        .with_fields(&field_scorings)
         .with_positions_codec(writer.positions_codec());
     let parts = term_parts(&readers);
     let store = writer.take_store()?;
@@ -183,6 +188,27 @@ pub fn merge_segments(
         writer.add_columns(&merge_columns(&readers, &runs, docs.len())?)?;
     }
     writer.finish()
+}
+
+/// The lengths of the merged segment's documents in each named text field, in global order.
+fn merge_field_lengths(readers: &[SegmentReader], runs: &[(u32, u32, usize)]) -> FieldLengths {
+    let mut merged = FieldLengths::new();
+    let mut next_local = vec![0u32; readers.len()];
+    let mut at = 0u32;
+    for &(_, count, s) in runs {
+        let first_local = next_local[s];
+        for field in readers[s].text_fields() {
+            for i in 0..count {
+                let length = field.norms.length(first_local + i).unwrap_or(0);
+                if length > 0 {
+                    merged.set(field.name, at + i, length);
+                }
+            }
+        }
+        next_local[s] += count;
+        at += count;
+    }
+    merged
 }
 
 /// The columns of the merged segment: every input document's values, in global order.

@@ -113,8 +113,8 @@ impl Doc {
     }
 
     fn has_term(&self, term: &str) -> bool {
-        if field_terms::is_word(term) {
-            return self.words.iter().any(|&w| WORDS[w] == term);
+        if let Some(("summary", word)) = field_terms::text_field_of(term) {
+            return self.words.iter().any(|&w| WORDS[w] == word);
         }
         let keywords = self.keywords();
         let numbers = self.numbers();
@@ -188,7 +188,7 @@ fn doc_strategy() -> impl Strategy<Value = Doc> {
 /// A clause on one field (or a word), built through the public query constructors.
 fn leaf_strategy() -> impl Strategy<Value = Query> {
     prop_oneof![
-        (0..WORDS.len()).prop_map(|w| Query::Term(WORDS[w].to_string())),
+        (0..WORDS.len()).prop_map(|w| Query::Term(field_terms::text_term("summary", WORDS[w]))),
         (0..SECTIONS.len()).prop_map(|s| term_query(&mapping(), "section", SECTIONS[s]).unwrap()),
         (0..TAGS.len()).prop_map(|t| term_query(&mapping(), "tags", TAGS[t]).unwrap()),
         (-6i64..21, -6i64..21, any::<bool>(), any::<bool>()).prop_map(|(a, b, ia, ib)| {
@@ -425,7 +425,8 @@ fn query_strings_name_fields_ranges_and_existence() {
             .to_string()
     };
     assert!(error("color:red").contains("unknown field [color]"));
-    assert!(error("summary:alpha").contains("[summary]"));
+    assert!(error("summary:[a TO b]").contains("[summary] is text"));
+    assert_eq!(ids("summary:alpha"), ["d0", "d1"]);
     assert!(error("size:big").contains("not a number"));
     assert!(error("size:[1 TO").contains("malformed range"));
     assert_eq!(reader.doc_by_id("d2").unwrap(), Some(2));

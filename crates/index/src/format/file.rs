@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 use crate::IndexError;
 
 /// The version of the on-disk format this build writes.
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 /// The oldest version this build reads: version 8 changed the term records and skip entries
 /// and dropped the term checksums file, so older indexes must be rebuilt. Version 9 added
 /// two kinds of segment (a term-list dictionary, bit-packed positions) and left version 8's as
 /// they were.
-pub const OLDEST_READABLE_VERSION: u32 = 10;
+pub const OLDEST_READABLE_VERSION: u32 = 11;
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 16;
 /// Bytes of the footer.
@@ -51,6 +51,9 @@ pub enum FileKind {
     /// Keyword, numeric, date and boolean values by document (optional: only a segment of
     /// JSON documents with such fields has one).
     Columns,
+    /// The lengths of each text field indexed under its own name (optional: only a segment of
+    /// JSON documents with such fields has one).
+    FieldNorms,
 }
 
 impl FileKind {
@@ -66,6 +69,7 @@ impl FileKind {
             FileKind::Manifest => b"MANI",
             FileKind::Positions => b"POSI",
             FileKind::Columns => b"COLS",
+            FileKind::FieldNorms => b"FNRM",
         }
     }
 
@@ -81,12 +85,14 @@ impl FileKind {
             FileKind::Manifest => "manifest",
             FileKind::Positions => "pos",
             FileKind::Columns => "cols",
+            FileKind::FieldNorms => "fnorms",
         }
     }
 
     /// The kinds a segment may have besides [`FileKind::SEGMENT_FILES`], in the order its
     /// manifest entry lists them.
-    pub const OPTIONAL_SEGMENT_FILES: [FileKind; 2] = [FileKind::Positions, FileKind::Columns];
+    pub const OPTIONAL_SEGMENT_FILES: [FileKind; 3] =
+        [FileKind::Positions, FileKind::Columns, FileKind::FieldNorms];
 
     /// Every kind a segment has (and [`FileKind::OPTIONAL_SEGMENT_FILES`] where it has them).
     pub const SEGMENT_FILES: [FileKind; 6] = [
@@ -305,7 +311,7 @@ mod tests {
                 matches!(error, IndexError::IncompatibleVersion { found, .. } if found == version),
                 "{message}"
             );
-            assert!(message.contains("reads versions 10 to 10"), "{message}");
+            assert!(message.contains("reads versions 11 to 11"), "{message}");
             assert!(message.contains("--force"), "{message}");
         }
     }

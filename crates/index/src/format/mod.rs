@@ -5,6 +5,7 @@
 //! and a CRC32C of everything before it, so a reader can tell a file of another kind, another
 //! version, a truncated file and a flipped byte apart.
 
+pub mod field_norms;
 pub mod file;
 pub mod norms;
 pub mod positions;
@@ -14,6 +15,7 @@ pub mod term_info;
 pub mod term_list;
 pub(crate) mod vbyte;
 
+pub use field_norms::{encode_field_norms, FieldLengths, FieldNorms, FieldNormsFile};
 pub use file::{FileKind, FileWriter, FramedFile, FOOTER_LEN, FORMAT_VERSION, HEADER_LEN};
 pub use norms::{encode_norms, NormsFile};
 pub use positions::{

@@ -18,7 +18,7 @@ use super::document_terms::{hash_term, DocumentTerms, TermOccurrences};
 use super::tail_pool::{deinterleave, Tail, TailPool};
 use crate::analyzer::Analyzer;
 use crate::columns::{ColumnsBuilder, ColumnsError};
-use crate::format::PositionsCodec;
+use crate::format::{FieldLengths, PositionsCodec};
 use crate::ingest::Document;
 use crate::prefetch::prefetch_line;
 use crate::schema::{field_terms, ID_FIELD, TEXT_GAP};
@@ -51,6 +51,10 @@ pub struct PostingTable {
     document: DocumentTerms,
     /// The hash-table buckets of the document's terms, in [`DocumentTerms::for_each`] order.
     buckets: Vec<usize>,
+    /// Per named text field of the document being added: its next position and its length.
+    field_streams: Vec<(String, u32, u32)>,
+    /// A named text field's term being built (its prefix, then a word).
+    term_buffer: String,
     /// The segment the next flush writes: its directory, its name, and its store, which the
     /// stored documents stream to as they arrive (so they hold no memory of the table's).
     segment: Option<(PathBuf, String, StoreWriter)>,
@@ -81,6 +85,8 @@ struct Contents {
     positions: ByteSlices,
     docs: DocMap,
     lengths: Vec<u32>,
+    /// The documents' lengths in each text field indexed under its own name.
+    field_lengths: FieldLengths,
     /// The keyword, numeric, date and boolean values of JSON documents, and their `_id`s.
     columns: ColumnsBuilder,
     bytes: usize,
@@ -189,6 +195,8 @@ impl PostingTable {
             contents: Contents::default(),
             document: DocumentTerms::new(keep_positions),
             buckets: Vec::new(),
+            field_streams: Vec::new(),
+            term_buffer: String::new(),
             segment: None,
             keep_positions,
         })
@@ -206,6 +214,7 @@ impl PostingTable {
             + c.terms.len() * sort_entry
             + c.sealed.capacity() * std::mem::size_of::<Vec<u32>>()
             + c.lengths.capacity() * 4
+            + c.field_lengths.heap_bytes()
             + c.columns.heap_bytes()
             + c.positions.allocated_bytes()
             + self
@@ -285,17 +294,57 @@ impl PostingTable {
             }
             Some(json) => {
                 let fields = &json.fields;
-                // Text fields are one stream, as a title and a body are; the values of one array
-                // are set apart, so that no phrase runs from one into the next.
-                for (text, &gap) in fields.texts.iter().zip(&fields.text_gaps) {
-                    if gap {
-                        offset = offset.saturating_add(TEXT_GAP);
+                // A text field is a stream of positions of its own (the default field's, under
+                // a mapping that joins them, is one stream of all); the values of one array are
+                // set apart, so that no phrase runs from one into the next.
+                let field_streams = &mut self.field_streams;
+                field_streams.clear();
+                let term = &mut self.term_buffer;
+                for ((text, field), &gap) in fields
+                    .texts
+                    .iter()
+                    .zip(&fields.text_fields)
+                    .zip(&fields.text_gaps)
+                {
+                    if field.is_empty() {
+                        if gap {
+                            offset = offset.saturating_add(TEXT_GAP);
+                        }
+                        let words =
+                            analyzer.for_each_token_with_position(text, |position, token| {
+                                length += 1;
+                                document.add(token, offset.saturating_add(position));
+                            });
+                        offset = offset.saturating_add(words);
+                        continue;
                     }
+                    let stream = match field_streams.iter().position(|s| s.0 == *field) {
+                        Some(at) => at,
+                        None => {
+                            field_streams.push((field.clone(), 0, 0));
+                            field_streams.len() - 1
+                        }
+                    };
+                    let (_, field_offset, field_length) = &mut field_streams[stream];
+                    if gap {
+                        *field_offset = field_offset.saturating_add(TEXT_GAP);
+                    }
+                    term.clear();
+                    term.push_str(&field_terms::text_prefix(field));
+                    let prefix = term.len();
+                    let at = *field_offset;
                     let words = analyzer.for_each_token_with_position(text, |position, token| {
-                        length += 1;
-                        document.add(token, offset.saturating_add(position));
+                        *field_length += 1;
+                        term.truncate(prefix);
+                        term.push_str(token);
+                        document.add(term, at.saturating_add(position));
                     });
-                    offset = offset.saturating_add(words);
+                    *field_offset = field_offset.saturating_add(words);
+                }
+                for (field, _, field_length) in field_streams.iter() {
+                    if *field_length > 0 {
+                        self.contents.field_lengths.set(field, local, *field_length);
+                    }
                 }
                 // Keyword values and field existence are terms, not words: they take
                 // positions after the text and add nothing to the document's length.
@@ -375,6 +424,9 @@ impl PostingTable {
         )?;
         if self.keep_positions {
             writer.keep_positions(format.positions)?;
+        }
+        if !table.field_lengths.is_empty() {
+            writer.set_field_lengths(&table.field_lengths)?;
         }
         if !columns.is_empty() {
             writer.add_columns(&columns.finish(documents).map_err(column_error)?)?;

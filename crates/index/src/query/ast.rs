@@ -294,11 +294,22 @@ impl fmt::Display for RangeQuery {
 /// terms' positions (dropped stop words) are not printed.
 impl fmt::Display for PhraseQuery {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A phrase of a named text field prints as `field:"a b"`.
+        let field = self
+            .terms
+            .first()
+            .and_then(|(_, term)| crate::schema::field_terms::text_field_of(term))
+            .map_or("", |(field, _)| field);
+        if !field.is_empty() {
+            write!(f, "{field}:")?;
+        }
         f.write_str("\"")?;
         for (index, (_, term)) in self.terms.iter().enumerate() {
             if index > 0 {
                 f.write_str(" ")?;
             }
+            let term = crate::schema::field_terms::text_field_of(term)
+                .map_or(term.as_str(), |(_, word)| word);
             for character in term.chars() {
                 if matches!(character, '"' | '\\') {
                     f.write_str("\\")?;
@@ -318,10 +329,16 @@ impl fmt::Display for PhraseQuery {
 /// characters Lucene's `QueryParser.escape` escapes, whitespace, and the first character of a
 /// term that would otherwise read as an operator (`AND`, `OR`, `NOT`) get a backslash.
 fn write_term(f: &mut fmt::Formatter<'_>, term: &str) -> fmt::Result {
-    // A keyword value or an existence mark prints as the clause that names it.
-    if !crate::schema::field_terms::is_word(term) {
-        return f.write_str(&crate::schema::field_terms::display(term));
-    }
+    // A keyword value or an existence mark prints as the clause that names it, a word of a
+    // named text field as `field:word`.
+    let term = match crate::schema::field_terms::text_field_of(term) {
+        None => return f.write_str(&crate::schema::field_terms::display(term)),
+        Some(("", word)) => word,
+        Some((field, word)) => {
+            write!(f, "{field}:")?;
+            word
+        }
+    };
     let is_keyword = matches!(term, "AND" | "OR" | "NOT");
     for (index, character) in term.chars().enumerate() {
         if needs_escape(character) || (index == 0 && is_keyword) {

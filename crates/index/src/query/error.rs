@@ -58,11 +58,19 @@ pub enum QueryError {
         /// The field.
         field: String,
     },
-    /// A clause on one text field: text fields are searched together.
+    /// A clause on one text field of an index that joins its text fields into one.
     #[error(
         "searching the text field [{field}] alone is not supported: the index searches its text fields together; drop '{field}:' to search them all"
     )]
     TextFieldUnsupported {
+        /// The field.
+        field: String,
+    },
+    /// A range, an exact value or a sort on a text field, which holds words, not values.
+    #[error(
+        "field [{field}] is text, searched by its words: ranges and sorting need a keyword, numeric, date or boolean field (a text field's keyword sub-field, such as [{field}.keyword], where the mapping has one)"
+    )]
+    TextFieldNotExact {
         /// The field.
         field: String,
     },
@@ -179,6 +187,7 @@ impl QueryError {
             | QueryError::FieldUnsupported { .. }
             | QueryError::UnknownField { .. }
             | QueryError::TextFieldUnsupported { .. }
+            | QueryError::TextFieldNotExact { .. }
             | QueryError::InvalidFieldValue { .. } => None,
             QueryError::UnbalancedParenthesis { position }
             | QueryError::EmptyParentheses { position }

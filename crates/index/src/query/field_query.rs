@@ -4,8 +4,9 @@
 //! Values are read as their field's type reads them: a keyword as it is (no analysis), an
 //! integer or a double as a number, a date in the field's date format, a boolean as `true` or
 //! `false`. A value the type cannot read is an error that names the field, never a query that
-//! silently matches nothing. Text fields are searched together, as the index's one stream of
-//! words, so a clause on one text field is refused by name.
+//! silently matches nothing. A `term` on a text field indexed under its own name is the word as
+//! given; under a mapping that joins its text fields ([`Mapping::joined_text`]) a clause on
+//! one text field is refused by name.
 
 use std::ops::Bound;
 
@@ -46,8 +47,11 @@ fn exact_field<'m>(
             field: name.to_owned(),
         })?;
     if let FieldType::Text(_) = resolved.field_type.as_ref() {
-        return Err(QueryError::TextFieldUnsupported {
-            field: name.to_owned(),
+        let field = name.to_owned();
+        return Err(if mapping.joined_text() {
+            QueryError::TextFieldUnsupported { field }
+        } else {
+            QueryError::TextFieldNotExact { field }
         });
     }
     Ok(resolved.field_type)
@@ -66,6 +70,13 @@ fn invalid(field: &str, value: &str, reason: impl Into<String>) -> QueryError {
 pub fn term_query(mapping: &Mapping, field: &str, value: &str) -> Result<Query, QueryError> {
     if field == ID_FIELD {
         return Ok(Query::Term(field_terms::keyword_term(ID_FIELD, value)));
+    }
+    // A text field indexed under its own name holds its words as terms: the value is one,
+    // unanalyzed, as Elasticsearch's `term` on a text field takes it.
+    if let Some(resolved) = mapping.resolve(field) {
+        if matches!(resolved.field_type.as_ref(), FieldType::Text(_)) && !mapping.joined_text() {
+            return Ok(Query::Term(field_terms::text_term(field, value)));
+        }
     }
     let field_type = exact_field(mapping, field)?;
     if let FieldType::Keyword(_) = field_type.as_ref() {
@@ -317,9 +328,18 @@ mod tests {
             term_query(&m, "nope", "x"),
             Err(QueryError::UnknownField { .. })
         ));
-        assert!(matches!(
+        assert_eq!(
             term_query(&m, "summary", "x"),
-            Err(QueryError::TextFieldUnsupported { .. })
+            Ok(Query::Term(field_terms::text_term("summary", "x")))
+        );
+        assert!(matches!(
+            range_query(
+                &m,
+                "summary",
+                &RangeEnd::unbounded(),
+                &RangeEnd::unbounded()
+            ),
+            Err(QueryError::TextFieldNotExact { .. })
         ));
         assert!(matches!(
             term_query(&m, "size", "big"),

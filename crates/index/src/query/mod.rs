@@ -40,6 +40,7 @@ mod note;
 mod parser;
 #[cfg(test)]
 mod tests;
+mod text_fields;
 
 pub use ast::{BoolQuery, PhraseQuery, Query, RangeBounds, RangeQuery};
 pub use clauses::{TooManyClauses, MAX_CLAUSES};
@@ -47,6 +48,7 @@ pub use error::QueryError;
 pub use field_query::{exists_query, range_query, term_query, RangeEnd};
 pub use note::QueryNote;
 pub use parser::{
-    escape, parse_query, parse_query_in, parse_query_with_notes, DefaultOperator, MAX_NESTING,
-    MAX_SLOP,
+    escape, parse_query, parse_query_in, parse_query_in_fields, parse_query_with_notes,
+    DefaultOperator, MAX_NESTING, MAX_SLOP,
 };
+pub use text_fields::{across_fields, in_field};

@@ -14,7 +14,8 @@ use super::ast::{BoolQuery, PhraseQuery, Query};
 use super::error::QueryError;
 use super::field_query::{exists_query, range_query, term_query, RangeEnd};
 use super::note::QueryNote;
-use crate::schema::Mapping;
+use super::text_fields::{across_fields, in_field};
+use crate::schema::{FieldType, Mapping};
 
 /// The deepest nesting of parentheses [`parse_query`] accepts; deeper input is answered with
 /// [`QueryError::TooDeeplyNested`] rather than risking the stack.
@@ -138,7 +139,69 @@ pub fn parse_query_in(
     default_operator: DefaultOperator,
     mapping: &Mapping,
 ) -> Result<(Query, Vec<QueryNote>), QueryError> {
-    parse(text, analyzer, default_operator, true, Some(mapping))
+    parse_query_in_fields(text, analyzer, default_operator, mapping, &[])
+}
+
+/// [`parse_query_in`], words without a field searched in `default_fields` (text fields of
+/// `mapping`; empty: every text field). Under a mapping whose text fields are indexed under
+/// their own names, `field:word`, `field:"a phrase"` and `field:(a b)` on a text field search
+/// that field and score as Lucene scores it; a word without a field searches each default
+/// field, any of them matching, the scores of the fields that match added up (Lucene's
+/// `MultiFieldQueryParser`). Under a mapping that joins its text fields
+/// ([`Mapping::joined_text`]) words search the one default field and a clause on a text field
+/// is refused ([`QueryError::TextFieldUnsupported`]).
+///
+/// ```
+/// use apcache_index::analyzer::Analyzer;
+/// use apcache_index::query::{parse_query_in_fields, DefaultOperator};
+/// use apcache_index::schema::Mapping;
+///
+/// let mapping = Mapping::from_json(&serde_json::json!({"properties": {
+///     "summary": {"type": "text"}, "description": {"type": "text"}}}))?;
+/// let (query, _) = parse_query_in_fields(
+///     "summary:chess engine",
+///     &Analyzer::default(),
+///     DefaultOperator::Or,
+///     &mapping,
+///     &["summary".into(), "description".into()],
+/// )?;
+/// assert_eq!(query.to_string(), "summary:chess (summary:engine description:engine)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn parse_query_in_fields(
+    text: &str,
+    analyzer: &Analyzer,
+    default_operator: DefaultOperator,
+    mapping: &Mapping,
+    default_fields: &[String],
+) -> Result<(Query, Vec<QueryNote>), QueryError> {
+    let (query, notes) = parse(text, analyzer, default_operator, true, Some(mapping))?;
+    if mapping.joined_text() {
+        return Ok((query, notes));
+    }
+    let fields: Vec<String> = if default_fields.is_empty() {
+        mapping.text_fields().map(str::to_owned).collect()
+    } else {
+        for field in default_fields {
+            match mapping.resolve(field) {
+                Some(resolved) if matches!(resolved.field_type.as_ref(), FieldType::Text(_)) => {}
+                Some(_) => {
+                    return Err(QueryError::InvalidFieldValue {
+                        field: field.clone(),
+                        value: String::new(),
+                        reason: "not a text field: a default field must be one".into(),
+                    })
+                }
+                None => {
+                    return Err(QueryError::UnknownField {
+                        field: field.clone(),
+                    })
+                }
+            }
+        }
+        default_fields.to_vec()
+    };
+    Ok((across_fields(query, &fields), notes))
 }
 
 /// [`parse_query`], with the notes when `take_notes` is set (and none otherwise), and field
@@ -783,7 +846,7 @@ impl Parser<'_, '_> {
             TokenKind::Field(name) => {
                 self.next += 1;
                 let name = name.clone();
-                self.parse_field_clause(&name, token.start).map(Some)
+                self.parse_field_clause(&name, token.start)
             }
             // An operator where a clause should be: blame the operator before it, or, at the
             // start of a group, this one (`AND a`).
@@ -791,9 +854,34 @@ impl Parser<'_, '_> {
         }
     }
 
-    /// The clause after `field:` (at byte `position`), as a filter.
-    fn parse_field_clause(&mut self, field: &str, position: usize) -> Result<Query, QueryError> {
+    /// The clause after `field:` (at byte `position`): on a text field, words searched in it;
+    /// on any other, a filter.
+    fn parse_field_clause(
+        &mut self,
+        field: &str,
+        position: usize,
+    ) -> Result<Option<Query>, QueryError> {
         let mapping = self.mapping.expect("fields are lexed only with a mapping");
+        let is_text = mapping
+            .resolve(field)
+            .is_some_and(|f| matches!(f.field_type.as_ref(), FieldType::Text(_)));
+        if is_text && !mapping.joined_text() {
+            return match self.peek() {
+                Some(TokenKind::Word(_) | TokenKind::Quoted(..) | TokenKind::LeftParen) => {
+                    let words = self.parse_clause(None, None)?;
+                    Ok(words.map(|words| in_field(words, field)))
+                }
+                Some(TokenKind::Range(..)) => Err(QueryError::TextFieldNotExact {
+                    field: field.to_owned(),
+                }),
+                _ => Err(QueryError::InvalidFieldValue {
+                    field: field.to_owned(),
+                    value: String::new(),
+                    reason: "missing: write words, a quoted phrase or (words) after the colon"
+                        .into(),
+                }),
+            };
+        }
         let missing = || QueryError::InvalidFieldValue {
             field: field.to_owned(),
             value: String::new(),
@@ -851,7 +939,7 @@ impl Parser<'_, '_> {
             }
             _ => return Err(missing()),
         };
-        Ok(Query::Filter(Box::new(query)))
+        Ok(Some(Query::Filter(Box::new(query))))
     }
 
     /// Lucene's `MultiTerm` lookahead: a word followed by a word that is not itself followed

@@ -23,6 +23,9 @@ pub struct MappedDocument {
     pub id: Option<String>,
     /// The values of its text fields, in document order.
     pub texts: Vec<String>,
+    /// For each of `texts`, the field it is indexed under: its own name, or `""` (the default
+    /// field) under a mapping whose text fields are joined ([`Mapping::joined_text`]).
+    pub text_fields: Vec<String>,
     /// For each of `texts`, whether it follows another value of the same array (a gap of
     /// [`super::TEXT_GAP`] positions separates them, Elasticsearch's `position_increment_gap`).
     pub text_gaps: Vec<bool>,
@@ -237,6 +240,11 @@ impl Mapper {
                     }
                 }
                 out.texts.push(text);
+                out.text_fields.push(if self.mapping.joined_text() {
+                    String::new()
+                } else {
+                    path.to_owned()
+                });
                 out.text_gaps.push(false);
             }
             FieldType::Keyword(options) => {

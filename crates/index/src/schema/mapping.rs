@@ -64,18 +64,35 @@ pub struct Mapping {
     fields: BTreeMap<String, FieldType>,
     /// Every object by dotted name (`a` for a field `a.b`).
     objects: BTreeMap<String, ()>,
+    /// Whether the text fields are indexed joined, as one default field (see
+    /// [`Mapping::joined_text`]).
+    joined_text: bool,
 }
+
+/// The key of `_meta` that marks a mapping whose text fields are joined.
+const JOINED_TEXT_META: &str = "apcache_joined_text";
 
 impl Mapping {
     /// The mapping of documents with a `title` and a `body` (tab-separated and luceneutil input).
     pub fn title_body() -> Mapping {
-        let mut mapping = Mapping::default();
+        let mut mapping = Mapping {
+            joined_text: true,
+            ..Mapping::default()
+        };
         for name in ["title", "body"] {
             mapping
                 .fields
                 .insert(name.into(), FieldType::Text(TextOptions::default()));
         }
         mapping
+    }
+
+    /// Whether the text fields are indexed as one stream of words, the default field, rather
+    /// than each under its own name: the layout of tab-separated documents (a title and a body
+    /// searched and scored as one text, as the benchmarks' peers index them). A query then
+    /// names no text field. In the JSON form, `"_meta": {"apcache_joined_text": true}`.
+    pub fn joined_text(&self) -> bool {
+        self.joined_text
     }
 
     /// The same mapping with `dynamic` for fields it does not name.
@@ -98,6 +115,17 @@ impl Mapping {
             match key.as_str() {
                 "dynamic" => mapping.dynamic = Dynamic::from_json(value)?,
                 "properties" => {}
+                "_meta" => {
+                    mapping.joined_text = match value.get(JOINED_TEXT_META) {
+                        None => false,
+                        Some(Value::Bool(joined)) => *joined,
+                        Some(other) => {
+                            return Err(MappingError::Invalid(format!(
+                                "\"_meta.{JOINED_TEXT_META}\" must be true or false, not {other}"
+                            )))
+                        }
+                    };
+                }
                 // Elasticsearch writes these in the mappings it returns; their defaults are
                 // what apcache does.
                 "_source" if *value == json!({"enabled": true}) => {}
@@ -213,6 +241,7 @@ impl Mapping {
 
     /// Adds every field of `other` (a mapping inferred elsewhere) to this one.
     pub fn merge(&mut self, other: &Mapping) -> Result<(), MappingError> {
+        self.joined_text |= other.joined_text;
         for object in other.objects.keys() {
             self.add_object(object)?;
         }
@@ -238,6 +267,9 @@ impl Mapping {
         let mut json = Map::new();
         if self.dynamic != Dynamic::True {
             json.insert("dynamic".into(), self.dynamic.to_json());
+        }
+        if self.joined_text {
+            json.insert("_meta".into(), json!({ JOINED_TEXT_META: true }));
         }
         json.insert("properties".into(), Value::Object(root));
         Value::Object(json)

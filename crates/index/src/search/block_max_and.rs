@@ -218,7 +218,7 @@ fn take_lead_filtered(
     bm25: &Bm25,
     key_floor: f32,
 ) -> Result<(usize, usize), IndexError> {
-    let lengths = lead.segment().doc_lengths();
+    let lengths = lead.lengths();
     let (docs, freqs) = lead.block_rest_with_freqs()?;
     let postings = LeadPostings { docs, freqs };
     let taken = docs.len();
@@ -284,7 +284,7 @@ fn score_window(
     } = window;
     let (docs, inverses) = (&docs[..count], &mut inverses[..count]);
     if !have_inverses {
-        let lengths = clauses[0].cursor.segment().doc_lengths();
+        let lengths = clauses[0].cursor.lengths();
         for (inverse, &doc) in inverses.iter_mut().zip(docs) {
             *inverse = bm25.norm_inverse_of(&lengths, doc);
         }

@@ -9,12 +9,11 @@
 //! the key asks for missing values first. Ties go to the lower document number.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::bm25::Bm25;
 use super::cancel::{self, Countdown};
+use super::field_scorers::FieldScorers;
 use super::folded::Folded;
 use super::index_reader::IndexReader;
 use super::query_terms::QueryTerms;
@@ -152,7 +151,7 @@ enum Source<'c> {
 /// `after` (a previous page's last hit's values) when given.
 pub(crate) fn search(
     reader: &IndexReader,
-    bm25: &Bm25,
+    scorers: &FieldScorers,
     query: &Query,
     sort: &[SortKey],
     k: usize,
@@ -169,10 +168,8 @@ pub(crate) fn search(
         }
     }
     let terms = QueryTerms::resolve(reader, query)?;
-    let mut weights = HashMap::new();
-    for term in query.terms() {
-        weights.insert(term.to_string(), bm25.idf(terms.doc_freq(term)));
-    }
+    let weights = scorers.weights(query.terms(), |term| terms.doc_freq(term));
+    let bm25 = scorers.default_field();
     let folded = Folded::of(query);
     let wants_score = sort.iter().any(|key| key.by == SortBy::Score);
     let mut total = 0u64;
@@ -191,6 +188,7 @@ pub(crate) fn search(
             segment,
             terms: &terms,
             source: None,
+            scorers: Some(scorers),
         };
         let columns: Option<Columns<'_>> = segment.columns();
         let sources: Vec<Source<'_>> = sort

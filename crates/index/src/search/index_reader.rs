@@ -1,8 +1,10 @@
 //! An open index: its committed segments and the collection statistics queries need.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::bm25::Bm25;
+use super::bm25::{Bm25, Norms, Scoring};
+use super::field_scorers::TextFieldStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use crate::analyzer::{Analyzer, AnalyzerConfig};
 use crate::manifest::Manifest;
@@ -21,6 +23,10 @@ pub struct IndexReader {
     total_tokens: u64,
     /// Each segment's own BM25 (its blocks' best postings were chosen with it).
     segment_bm25: Vec<Bm25>,
+    /// Each segment's own BM25 of each named text field.
+    segment_field_bm25: Vec<BTreeMap<String, Bm25>>,
+    /// The documents and tokens of each named text field.
+    text_fields: BTreeMap<String, TextFieldStats>,
     /// The generation of the commit this reader opened.
     generation: u64,
     /// The fields of the index's documents.
@@ -99,10 +105,28 @@ impl IndexReader {
         }
         let mut doc_count = 0;
         let mut segment_bm25 = Vec::with_capacity(segments.len());
+        let mut segment_field_bm25 = Vec::with_capacity(segments.len());
+        let mut text_fields: BTreeMap<String, TextFieldStats> = BTreeMap::new();
         for segment in &segments {
             let lengths = segment.doc_lengths_in_order();
             doc_count += lengths.iter().filter(|&&l| l > 0).count() as u64;
             segment_bm25.push(Bm25::of_lengths(&lengths));
+            let mut field_bm25 = BTreeMap::new();
+            for field in segment.text_fields() {
+                let stats = TextFieldStats {
+                    documents: field.documents,
+                    tokens: field.tokens,
+                };
+                text_fields
+                    .entry(field.name.to_owned())
+                    .or_default()
+                    .add(stats);
+                field_bm25.insert(
+                    field.name.to_owned(),
+                    Bm25::new(Scoring::Bm25, Norms::Lucene, stats.documents, stats.tokens),
+                );
+            }
+            segment_field_bm25.push(field_bm25);
         }
         Ok(IndexReader {
             max_doc: manifest.documents(),
@@ -112,6 +136,8 @@ impl IndexReader {
             segments,
             doc_count,
             segment_bm25,
+            segment_field_bm25,
+            text_fields,
             generation: manifest.generation,
             mapping: manifest.mapping.unwrap_or_else(Mapping::title_body),
         })
@@ -141,6 +167,29 @@ impl IndexReader {
         self.segment_bm25
             .get(i)
             .is_some_and(|s| s.same_ranking(bm25))
+    }
+
+    /// Whether the block bounds of the terms of text field `field` (`""`: the default field)
+    /// in segment `i` may use their best postings under `bm25`.
+    pub fn best_postings_apply_in(&self, i: usize, field: &str, bm25: &Bm25) -> bool {
+        if field.is_empty() {
+            return self.best_postings_apply(i, bm25);
+        }
+        self.segment_field_bm25
+            .get(i)
+            .and_then(|fields| fields.get(field))
+            .is_some_and(|s| s.same_ranking(bm25))
+    }
+
+    /// The documents and tokens of each text field indexed under its own name.
+    pub fn text_field_stats(&self) -> &BTreeMap<String, TextFieldStats> {
+        &self.text_fields
+    }
+
+    /// The documents and tokens of the named text field `field` (zero when no document has
+    /// it).
+    pub fn text_field(&self, field: &str) -> TextFieldStats {
+        self.text_fields.get(field).copied().unwrap_or_default()
     }
 
     /// The segments.

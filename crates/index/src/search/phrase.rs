@@ -240,6 +240,8 @@ pub struct PhraseNode<'a> {
     distinct_pair: bool,
     /// The segment's document lengths, for scores.
     lengths: DocLengths<'a>,
+    /// The scorer of the phrase's named text field; `None` for the default field.
+    field_bm25: Option<std::sync::Arc<Bm25>>,
 }
 
 impl<'a> PhraseNode<'a> {
@@ -257,6 +259,10 @@ impl<'a> PhraseNode<'a> {
             SloppyPhrase::new(&ids, &offsets, slop)
         });
         let distinct_pair = terms.len() == 2 && terms[0].term_id != terms[1].term_id;
+        let terms_lengths = terms
+            .first()
+            .map_or_else(|| segment.doc_lengths(), |t| t.cursor.lengths());
+        let field_bm25 = terms.first().and_then(|t| t.cursor.field_scorer());
         let mut by_cost: Vec<usize> = (0..terms.len()).collect();
         by_cost.sort_by_key(|&i| terms[i].cursor.doc_freq());
         PhraseNode {
@@ -270,7 +276,9 @@ impl<'a> PhraseNode<'a> {
             freq: None,
             starts: Vec::new(),
             distinct_pair,
-            lengths: segment.doc_lengths(),
+            // The terms of a phrase are of one field: its lengths and scorer score it.
+            lengths: terms_lengths,
+            field_bm25,
         }
     }
 
@@ -788,6 +796,7 @@ impl<'a> PhraseNode<'a> {
     /// BM25 of the current document if its phrase frequency were `freq` (non-decreasing in
     /// `freq`, so a bound on the frequency bounds the score).
     fn score_with_freq(&self, bm25: &Bm25, freq: f32) -> f32 {
+        let bm25 = self.field_bm25.as_deref().unwrap_or(bm25);
         // The norm byte alone where the norms are Lucene's (not the exact length).
         let inverse = bm25.norm_inverse_of(&self.lengths, self.doc);
         bm25.score_of_key(self.weight, freq * inverse)

@@ -333,7 +333,7 @@ fn single_term(
         complete: true,
         ..Outcome::default()
     };
-    let lengths = cursor.segment().doc_lengths();
+    let lengths = cursor.lengths();
     let weight = cursor.weight();
     let mut passed = [0u16; BLOCK_LEN];
     // A max-heap of (bound, earlier block first): heapified in linear time, popped only as
@@ -416,7 +416,7 @@ fn max_score<'s>(
     by_position.sort_by_key(|&ci| clauses[ci].position);
     let (mut evaluated, mut complete) = (0u64, true);
     let lengths = match clauses.first() {
-        Some(c) => c.cursor.segment().doc_lengths(),
+        Some(c) => c.cursor.lengths(),
         None => {
             return Ok(Outcome {
                 complete: true,

@@ -12,6 +12,7 @@ use super::collection_stats::CollectionStats;
 use super::column_filter;
 use super::count;
 use super::doc_list::DocList;
+use super::field_scorers::{single_field, FieldScorers};
 use super::field_sort::{self, SortKey, SortValue, SortedResult};
 use super::folded::Folded;
 use super::index_reader::IndexReader;
@@ -78,10 +79,10 @@ fn count_only(total_hits: u64) -> SearchResult {
 }
 
 /// Evaluates queries over one index. Cheap to create (one per thread is the intended use);
-/// holds the default scorer, so that a query does not rebuild its norm table.
+/// holds the default scorers, so that a query does not rebuild their norm tables.
 pub struct Searcher<'a> {
     reader: &'a IndexReader,
-    default_bm25: Bm25,
+    default_scorers: FieldScorers,
     /// Statistics to score with instead of the index's own (a shard's searcher).
     collection: Option<CollectionStats>,
 }
@@ -90,15 +91,9 @@ impl<'a> Searcher<'a> {
     /// A searcher over `reader`.
     pub fn new(reader: &'a IndexReader) -> Searcher<'a> {
         let defaults = SearchOptions::default();
-        let default_bm25 = Bm25::new(
-            defaults.scoring,
-            defaults.norms,
-            reader.doc_count(),
-            reader.total_tokens(),
-        );
         Searcher {
             reader,
-            default_bm25,
+            default_scorers: FieldScorers::new(reader, defaults.scoring, defaults.norms, None),
             collection: None,
         }
     }
@@ -107,34 +102,53 @@ impl<'a> Searcher<'a> {
     /// index is a shard) instead of the index's own statistics; a term `stats` does not list
     /// keeps its local document frequency.
     pub fn with_collection_stats(reader: &'a IndexReader, stats: CollectionStats) -> Searcher<'a> {
-        let mut searcher = Searcher::new(reader);
-        searcher.default_bm25 = Bm25::new(
-            SearchOptions::default().scoring,
-            SearchOptions::default().norms,
-            stats.doc_count,
-            stats.total_tokens,
-        );
-        searcher.collection = Some(stats);
-        searcher
-    }
-
-    /// The scorer for `options`, built only when it is not the default one.
-    fn scorer(&self, options: &SearchOptions) -> Cow<'_, Bm25> {
         let defaults = SearchOptions::default();
-        if (options.scoring, options.norms) == (defaults.scoring, defaults.norms) {
-            Cow::Borrowed(&self.default_bm25)
-        } else {
-            Cow::Owned(self.bm25(options))
+        Searcher {
+            reader,
+            default_scorers: FieldScorers::new(
+                reader,
+                defaults.scoring,
+                defaults.norms,
+                Some(&stats),
+            ),
+            collection: Some(stats),
         }
     }
 
-    /// The scorer for `options`.
+    /// The scorers for `options`, built only when they are not the default ones.
+    fn scorers(&self, options: &SearchOptions) -> Cow<'_, FieldScorers> {
+        let defaults = SearchOptions::default();
+        if (options.scoring, options.norms) == (defaults.scoring, defaults.norms) {
+            Cow::Borrowed(&self.default_scorers)
+        } else {
+            Cow::Owned(FieldScorers::new(
+                self.reader,
+                options.scoring,
+                options.norms,
+                self.collection.as_ref(),
+            ))
+        }
+    }
+
+    /// The scorer of the default field for `options`.
     pub fn bm25(&self, options: &SearchOptions) -> Bm25 {
-        let (doc_count, total_tokens) = match &self.collection {
-            Some(stats) => (stats.doc_count, stats.total_tokens),
-            None => (self.reader.doc_count(), self.reader.total_tokens()),
-        };
-        Bm25::new(options.scoring, options.norms, doc_count, total_tokens)
+        self.scorers(options).default_field().clone()
+    }
+
+    /// Each term of `query`'s weight (its IDF in its field), with the document frequencies of
+    /// `terms` or of the collection's statistics.
+    fn weights(
+        &self,
+        scorers: &FieldScorers,
+        query: &Query,
+        terms: &QueryTerms,
+    ) -> HashMap<String, f32> {
+        scorers.weights(query.terms(), |term| {
+            self.collection
+                .as_ref()
+                .and_then(|stats| stats.doc_freqs.get(term).copied())
+                .unwrap_or_else(|| terms.doc_freq(term))
+        })
     }
 
     /// Runs `query`. Fails with [`IndexError::MappedReadFailed`] if a read of the index
@@ -183,7 +197,7 @@ impl<'a> Searcher<'a> {
     ) -> Result<SortedResult, IndexError> {
         self.reader.unless_mapped_read_failed(field_sort::search(
             self.reader,
-            &self.default_bm25,
+            &self.default_scorers,
             query,
             sort,
             k,
@@ -222,17 +236,13 @@ impl<'a> Searcher<'a> {
         if let (Folded::Term { term, .. }, 0) = (&folded, options.k) {
             return Ok(count_only(terms.doc_freq(term)));
         }
-        let bm25 = self.scorer(options);
-        let bm25 = bm25.as_ref();
-        let mut weights = HashMap::new();
-        for term in query.terms() {
-            let doc_freq = self
-                .collection
-                .as_ref()
-                .and_then(|stats| stats.doc_freqs.get(term).copied())
-                .unwrap_or_else(|| terms.doc_freq(term));
-            weights.insert(term.to_string(), bm25.idf(doc_freq));
-        }
+        let scorers = self.scorers(options);
+        let scorers = scorers.as_ref();
+        let weights = self.weights(scorers, query, terms);
+        // Evaluators that share one scorer and one set of lengths between their clauses run
+        // only when every term scores in one field; others score each term in its own.
+        let field = single_field(query.terms());
+        let bm25 = scorers.of_field(field.unwrap_or(""));
         let mut top = TopK::new(options.k);
         let mut total = 0u64;
         let mut exact = true;
@@ -244,10 +254,11 @@ impl<'a> Searcher<'a> {
                 segment,
                 terms,
                 source,
+                scorers: Some(scorers),
             };
             if options.pruning && !options.count && options.k > 0 {
-                if let Some(shape) = &shape {
-                    let best_postings = self.reader.best_postings_apply(i, bm25);
+                if let (Some(shape), Some(field)) = (&shape, field) {
+                    let best_postings = self.reader.best_postings_apply_in(i, field, bm25);
                     let outcome =
                         pruned::search(&opener, shape, &weights, bm25, best_postings, &mut top)?;
                     total += outcome.evaluated;

@@ -7,6 +7,8 @@
 //! best posting (or maximum frequency and minimum length) gives each block's score bound without
 //! decoding it.
 
+use std::sync::Arc;
+
 use apcache_codec::{Isa, BLOCK_LEN};
 
 use super::bitset_filter;
@@ -16,7 +18,7 @@ use super::query_terms::TermEntry;
 use super::sorted_search;
 use super::stats::SearchStats;
 use crate::format::{SkipEntries, SkipEntry, TermInfo};
-use crate::segment::SegmentReader;
+use crate::segment::{DocLengths, SegmentReader};
 use crate::IndexError;
 
 /// DID of an exhausted cursor.
@@ -115,6 +117,18 @@ pub struct TermCursor<'a> {
     /// Work counters.
     blocks_decoded: u32,
     postings_decoded: u64,
+    /// For a term of a named text field: the field's lengths and scorer, which score it
+    /// instead of the default field's.
+    field: Option<InField<'a>>,
+}
+
+/// The lengths and the scorer of a named text field, for the cursor of one of its terms.
+#[derive(Clone)]
+pub struct InField<'a> {
+    /// The segment's documents' lengths in the field.
+    pub lengths: DocLengths<'a>,
+    /// The field's scorer.
+    pub bm25: Arc<Bm25>,
 }
 
 impl<'a> TermCursor<'a> {
@@ -188,10 +202,43 @@ impl<'a> TermCursor<'a> {
             dense: None,
             blocks_decoded: 0,
             postings_decoded: 0,
+            field: None,
         };
         cursor.decode_docs()?;
         cursor.doc = cursor.docs[0];
         Ok(cursor)
+    }
+
+    /// Makes the cursor score with `field`'s lengths and scorer (a term of a named text
+    /// field): [`TermCursor::score`] and the block bounds use them whatever scorer they are
+    /// given.
+    pub fn in_field(mut self, field: InField<'a>) -> TermCursor<'a> {
+        self.field = Some(field);
+        self.shallow_bound = None;
+        self
+    }
+
+    /// The lengths the term's postings are scored with: its field's.
+    #[inline]
+    pub fn lengths(&self) -> DocLengths<'a> {
+        match &self.field {
+            Some(field) => field.lengths,
+            None => self.segment.doc_lengths(),
+        }
+    }
+
+    /// The scorer of the term's named text field; `None` for the default field.
+    pub fn field_scorer(&self) -> Option<Arc<Bm25>> {
+        self.field.as_ref().map(|field| field.bm25.clone())
+    }
+
+    /// The scorer of the term's field, `given` for the default field.
+    #[inline]
+    pub fn scorer<'s>(&'s self, given: &'s Bm25) -> &'s Bm25 {
+        match &self.field {
+            Some(field) => &field.bm25,
+            None => given,
+        }
     }
 
     /// Documents holding the term in this segment.
@@ -713,6 +760,10 @@ impl<'a> TermCursor<'a> {
     #[inline(always)]
     pub fn score(&mut self, bm25: &Bm25) -> Result<f32, IndexError> {
         let freq = self.freq()?;
+        if let Some(field) = &self.field {
+            let length = field.lengths.of(self.doc);
+            return Ok(field.bm25.score(self.weight, freq, length));
+        }
         let length = self.segment.doc_length_of(self.doc).unwrap_or(0);
         Ok(bm25.score(self.weight, freq, length))
     }
@@ -831,6 +882,7 @@ impl<'a> TermCursor<'a> {
     /// The score bound of a block's entry.
     #[inline]
     pub fn entry_bound(&self, entry: &SkipEntry, bm25: &Bm25) -> f32 {
+        let bm25 = self.scorer(bm25);
         if self.best_postings {
             bm25.score_of_norm(self.weight, entry.best_freq, entry.best_norm)
         } else {

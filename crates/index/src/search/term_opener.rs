@@ -1,11 +1,12 @@
 //! Opens the cursors of one segment for a query: from the resolved terms, through the
 //! postings source when there is one.
 
+use super::field_scorers::{field_of, FieldScorers};
 use super::phrase::PositionsRegion;
 use super::postings_source::PostingsSource;
 use super::query_terms::QueryTerms;
 use super::query_terms::TermEntry;
-use super::term_cursor::TermCursor;
+use super::term_cursor::{InField, TermCursor};
 use crate::segment::SegmentReader;
 use crate::IndexError;
 
@@ -20,6 +21,8 @@ pub struct TermOpener<'a> {
     pub terms: &'a QueryTerms,
     /// Where blocks are read from, when not the postings file.
     pub source: Option<&'a dyn PostingsSource>,
+    /// The scorers of the named text fields, whose terms' cursors score with their field's.
+    pub scorers: Option<&'a FieldScorers>,
 }
 
 impl<'a> TermOpener<'a> {
@@ -37,7 +40,24 @@ impl<'a> TermOpener<'a> {
             }
             _ => None,
         };
-        TermCursor::with_blocks(self.segment, entry, weight, blocks).map(Some)
+        let cursor = TermCursor::with_blocks(self.segment, entry, weight, blocks)?;
+        Ok(Some(self.placed_in_field(cursor, term)))
+    }
+
+    /// `cursor`, on `term`, scoring with the lengths and scorer of the term's text field when
+    /// that is a named one.
+    fn placed_in_field(&self, cursor: TermCursor<'a>, term: &str) -> TermCursor<'a> {
+        let field = field_of(term);
+        let Some(bm25) = self.scorers.and_then(|s| s.named(field)) else {
+            return cursor;
+        };
+        match self.segment.field_lengths(field) {
+            Some(lengths) => cursor.in_field(InField {
+                lengths,
+                bm25: bm25.clone(),
+            }),
+            None => cursor,
+        }
     }
 
     /// The positions of `entry`'s term: from the source when it holds them, else the

@@ -66,7 +66,7 @@ pub(super) fn seed_threshold(
     for &ci in &rare {
         let clause = &mut clauses[ci];
         let (weight, position) = (clause.cursor.weight(), clause.position as u32);
-        let lengths = clause.cursor.segment().doc_lengths();
+        let lengths = clause.cursor.lengths();
         for block in 0..clause.cursor.blocks() {
             let (docs, freqs) = clause.cursor.load_block(block)?;
             postings.extend(docs.iter().zip(freqs).map(|(&doc, &freq)| {

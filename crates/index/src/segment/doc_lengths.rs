@@ -9,12 +9,15 @@ use super::{NormBytes, SegmentReader};
 use crate::format::NormsFile;
 use crate::search::length_to_norm;
 
-/// The lengths of a segment's documents by global DID (see [`SegmentReader::doc_lengths`]).
+/// The lengths of a segment's documents in one text field by global DID (see
+/// [`SegmentReader::doc_lengths`] and [`SegmentReader::field_lengths`]).
 #[derive(Clone, Copy)]
 pub struct DocLengths<'a> {
     /// The first DID of a single-run segment, its norms file and the norm bytes of its run;
     /// `None` for a segment of several runs, which goes through the segment's DID map.
     run: Option<(u32, NormsFile<'a>, NormBytes<'a>)>,
+    /// The field's norms (for a segment of several runs).
+    norms: NormsFile<'a>,
     segment: &'a SegmentReader,
 }
 
@@ -25,7 +28,11 @@ impl<'a> DocLengths<'a> {
             [[first, _]] => Some((*first, norms, NormBytes::new(*first, norms.norm_bytes()))),
             _ => None,
         };
-        DocLengths { run, segment }
+        DocLengths {
+            run,
+            norms,
+            segment,
+        }
     }
 
     /// Length (tokens) of global DID `doc`; 0 for a DID the segment does not hold.
@@ -33,7 +40,13 @@ impl<'a> DocLengths<'a> {
     pub fn of(&self, doc: u32) -> u32 {
         match self.run {
             Some((first, norms, _)) => norms.length(doc.wrapping_sub(first)).unwrap_or(0),
-            None => self.segment.doc_length_of(doc).unwrap_or(0),
+            None => self
+                .segment
+                .meta()
+                .docs
+                .local(doc)
+                .and_then(|local| self.norms.length(local))
+                .unwrap_or(0),
         }
     }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use apcache_codec::{BlockCodec, CodecKind, BLOCK_LEN};
 
 use super::columns_file::ColumnsFile;
+use super::field_norms_file::FieldNormsMapped;
 use super::positions_file::{self, PositionsFile};
 use super::store::{BlockSource, StoreIndex, StoreReader};
 use super::term_dictionary::TermDictionary;
@@ -15,8 +16,8 @@ use super::{DirectPostings, DocLengths, SegmentMeta, StoredDocument};
 use crate::columns::Columns;
 use crate::format::term_groups::GROUP_TERMS;
 use crate::format::{
-    FileKind, FramedFile, NormsFile, PositionsCodec, SkipEntries, SkipEntry, TermGroups, TermInfo,
-    TermPositions, HEADER_LEN,
+    FieldNorms, FileKind, FramedFile, NormsFile, PositionsCodec, SkipEntries, SkipEntry,
+    TermGroups, TermInfo, TermPositions, HEADER_LEN,
 };
 use crate::mapping::MappedFile;
 use crate::search::TermEntry;
@@ -63,6 +64,8 @@ pub struct SegmentReader {
     /// The columns, when the segment's documents have keyword, numeric, date or boolean
     /// values.
     columns: Option<ColumnsFile>,
+    /// The norms of the text fields indexed under their own names, when there are any.
+    field_norms: Option<FieldNormsMapped>,
     /// Which terms' checksums this process has verified.
     verified: VerifiedTerms,
     /// The document store read past the page cache, when asked for
@@ -205,6 +208,16 @@ impl SegmentReader {
                 }
                 None => None,
             },
+            field_norms: match meta.file(FileKind::FieldNorms) {
+                Some(file) => {
+                    let body = map_file(dir, meta, FileKind::FieldNorms, None)?;
+                    Some(unless_read_failed(
+                        FieldNormsMapped::open(body.clone(), &file.name, meta.documents()),
+                        &body,
+                    )?)
+                }
+                None => None,
+            },
             verified: VerifiedTerms::new(meta.terms),
             store_index: std::sync::OnceLock::new(),
             uncached_store: None,
@@ -278,6 +291,9 @@ impl SegmentReader {
         if let Some(columns) = &self.columns {
             columns.body().check()?;
         }
+        if let Some(field_norms) = &self.field_norms {
+            field_norms.body().check()?;
+        }
         match &self.positions {
             Some(positions) => positions.body().check(),
             None => Ok(()),
@@ -298,6 +314,9 @@ impl SegmentReader {
         }
         if let Some(columns) = &self.columns {
             bodies.push((FileKind::Columns, columns.body()));
+        }
+        if let Some(field_norms) = &self.field_norms {
+            bodies.push((FileKind::FieldNorms, field_norms.body()));
         }
         bodies
     }
@@ -784,6 +803,24 @@ impl SegmentReader {
     /// The lengths of the segment's documents by global DID, for scoring loops.
     pub fn doc_lengths(&self) -> DocLengths<'_> {
         DocLengths::new(self, self.norms_file())
+    }
+
+    /// The lengths of the segment's documents in the text field `field` (`""`: the default
+    /// field) by global DID; `None` for a named field no document of the segment has.
+    pub fn field_lengths(&self, field: &str) -> Option<DocLengths<'_>> {
+        if field.is_empty() {
+            return Some(self.doc_lengths());
+        }
+        let norms = self.field_norms.as_ref()?.field(field)?;
+        Some(DocLengths::new(self, norms.norms))
+    }
+
+    /// The norms of the text fields indexed under their own names, in name order, each with
+    /// its documents and tokens.
+    pub fn text_fields(&self) -> &[FieldNorms<'_>] {
+        self.field_norms
+            .as_ref()
+            .map_or(&[], FieldNormsMapped::fields)
     }
 
     /// Length (tokens) of global DID `doc`, if the segment holds it.

@@ -9,7 +9,8 @@
 use apcache_codec::{BlockCodec, BLOCK_LEN};
 
 use super::DocMap;
-use crate::format::{encode_term_positions, PositionsCodec, SkipEntry, TermInfo};
+use crate::format::{encode_term_positions, FieldLengths, PositionsCodec, SkipEntry, TermInfo};
+use crate::schema::field_terms;
 use crate::search::{length_to_norm, Bm25};
 use crate::IndexError;
 
@@ -79,6 +80,37 @@ impl EncodedTerms {
     }
 }
 
+/// The lengths of one named text field's documents (local order) and the scorer of the
+/// field, which pick the best postings of that field's terms' blocks.
+#[derive(Debug, Clone)]
+pub struct FieldScoring {
+    /// The field.
+    pub name: String,
+    /// [`Bm25::of_lengths`] of `lengths`.
+    pub bm25: Bm25,
+    /// Its documents' lengths in the field.
+    pub lengths: Vec<u32>,
+}
+
+impl FieldScoring {
+    /// The scoring of every field of `lengths`, each padded to `documents` documents.
+    pub fn of_all(lengths: &FieldLengths, documents: u32) -> Vec<FieldScoring> {
+        lengths
+            .fields()
+            .iter()
+            .map(|(name, lengths)| {
+                let mut lengths = lengths.clone();
+                lengths.resize(documents as usize, 0);
+                FieldScoring {
+                    name: name.clone(),
+                    bm25: Bm25::of_lengths(&lengths),
+                    lengths,
+                }
+            })
+            .collect()
+    }
+}
+
 /// Encodes posting lists for a segment holding `docs` with `lengths` (local order).
 #[derive(Clone, Copy)]
 pub struct TermEncoder<'a> {
@@ -86,6 +118,8 @@ pub struct TermEncoder<'a> {
     bm25: &'a Bm25,
     docs: &'a DocMap,
     lengths: &'a [u32],
+    /// The named text fields, by name: their terms' blocks are bounded with their lengths.
+    fields: &'a [FieldScoring],
     segment: &'a str,
     positions_codec: PositionsCodec,
 }
@@ -105,8 +139,41 @@ impl<'a> TermEncoder<'a> {
             bm25,
             docs,
             lengths,
+            fields: &[],
             segment,
             positions_codec: PositionsCodec::default(),
+        }
+    }
+
+    /// The encoder with the lengths of the named text fields, `fields` in name order.
+    pub fn with_fields(mut self, fields: &'a [FieldScoring]) -> TermEncoder<'a> {
+        self.fields = fields;
+        self
+    }
+
+    /// The scorer and lengths that bound the blocks of `term`: its text field's, or the
+    /// default field's for any other term (keyword values and existence marks have no length
+    /// of their own; the default field's keep their bounds as before).
+    fn scoring_of(&self, term: &[u8]) -> Result<(&'a Bm25, &'a [u32]), IndexError> {
+        if term.first() != Some(&(field_terms::TEXT_MARK as u8)) {
+            return Ok((self.bm25, self.lengths));
+        }
+        let field = std::str::from_utf8(term)
+            .ok()
+            .and_then(field_terms::text_field_of)
+            .map(|(field, _)| field);
+        let found = field.and_then(|field| {
+            self.fields
+                .binary_search_by(|f| f.name.as_str().cmp(field))
+                .ok()
+                .map(|at| &self.fields[at])
+        });
+        match found {
+            Some(field) => Ok((&field.bm25, &field.lengths)),
+            None => Err(IndexError::InvalidArgument(format!(
+                "term {:?} of a text field without lengths",
+                String::from_utf8_lossy(term)
+            ))),
         }
     }
 
@@ -116,10 +183,10 @@ impl<'a> TermEncoder<'a> {
         self
     }
 
-    fn length_of(&self, doc: u32) -> Result<u32, IndexError> {
+    fn length_of(&self, lengths: &[u32], doc: u32) -> Result<u32, IndexError> {
         self.docs
             .local(doc)
-            .map(|local| self.lengths[local as usize])
+            .and_then(|local| lengths.get(local as usize).copied())
             .ok_or_else(|| {
                 IndexError::InvalidArgument(format!(
                     "posting for document {doc}, which the segment does not hold"
@@ -157,6 +224,7 @@ impl<'a> TermEncoder<'a> {
             file: self.segment.to_string(),
             source,
         };
+        let (bm25, lengths) = self.scoring_of(term)?;
         let postings_offset = out.postings.len();
         let first_skip = out.skip_entries;
         let mut entries = Vec::with_capacity(docs.len().div_ceil(BLOCK_LEN));
@@ -182,9 +250,9 @@ impl<'a> TermEncoder<'a> {
             let mut min_doc_len = u32::MAX;
             let (mut best_freq, mut best_doc_len, mut best_key) = (0, 0, f32::NEG_INFINITY);
             for (&d, &f) in block_docs.iter().zip(block_freqs) {
-                let length = self.length_of(d)?;
+                let length = self.length_of(lengths, d)?;
                 min_doc_len = min_doc_len.min(length);
-                let key = self.bm25.saturation_key(f, length);
+                let key = bm25.saturation_key(f, length);
                 if key > best_key {
                     (best_freq, best_doc_len, best_key) = (f, length, key);
                 }

@@ -9,10 +9,11 @@ use apcache_codec::{BlockCodec, CodecKind};
 use super::positions_file::PositionsTable;
 use super::store::{StoreReader, StoreWriter};
 use super::term_dictionary::DictionaryWriter;
-use super::term_encoder::{EncodedTerms, TermEncoder};
+use super::term_encoder::{EncodedTerms, FieldScoring, TermEncoder};
 use super::{DictionaryKind, DocMap, FileMeta, SegmentMeta};
 use crate::format::{
-    encode_norms, FileKind, FileWriter, PositionsCodec, SkipEntry, TermGroupsWriter,
+    encode_field_norms, encode_norms, FieldLengths, FileKind, FileWriter, PositionsCodec,
+    SkipEntry, TermGroupsWriter,
 };
 use crate::search::Bm25;
 use crate::IndexError;
@@ -47,6 +48,9 @@ pub struct SegmentWriter {
     batch: EncodedTerms,
     /// The segment's own BM25, which picks each block's best posting.
     bm25: Bm25,
+    /// The named text fields' lengths and scorers, in name order (empty when the documents'
+    /// text is all in the default field).
+    fields: Vec<FieldScoring>,
 }
 
 /// Temporary name of a file being written.
@@ -145,7 +149,25 @@ impl SegmentWriter {
             freqs_bytes: 0,
             batch: EncodedTerms::default(),
             bm25,
+            fields: Vec::new(),
         })
+    }
+
+    /// Sets the lengths of the documents in each named text field (local order). Call before
+    /// the first term: the blocks of a field's terms are bounded with the field's lengths.
+    pub fn set_field_lengths(&mut self, lengths: &FieldLengths) -> Result<(), IndexError> {
+        if self.ordinal > 0 {
+            return Err(IndexError::InvalidArgument(
+                "field lengths must be set before the first term".into(),
+            ));
+        }
+        self.fields = FieldScoring::of_all(lengths, self.docs.len());
+        Ok(())
+    }
+
+    /// The named text fields' lengths and scorers, in name order.
+    pub fn field_scorings(&self) -> &[FieldScoring] {
+        &self.fields
     }
 
     /// Makes the segment keep positions, coded by `codec`: every term added from now on must
@@ -226,6 +248,7 @@ impl SegmentWriter {
             &self.lengths,
             &self.name,
         )
+        .with_fields(&self.fields)
         .with_positions_codec(self.positions_codec)
         .encode(term, docs, freqs, positions, &mut batch)
         .and_then(|()| self.add_encoded(&batch));
@@ -376,6 +399,23 @@ impl SegmentWriter {
         let mut norms = FileWriter::create(&norms_path, FileKind::Norms)?;
         norms.write_body(&encode_norms(&self.lengths))?;
         finished.push((FileKind::Norms, norms.finish()?));
+        let field_norms = if self.fields.is_empty() {
+            None
+        } else {
+            let path = temporary(&self.dir.join(format!(
+                "{}.{}",
+                self.name,
+                FileKind::FieldNorms.extension()
+            )));
+            let fields: Vec<(&str, &[u32])> = self
+                .fields
+                .iter()
+                .map(|f| (f.name.as_str(), f.lengths.as_slice()))
+                .collect();
+            let mut file = FileWriter::create(&path, FileKind::FieldNorms)?;
+            file.write_body(&encode_field_norms(&fields, self.docs.len()))?;
+            Some(file.finish()?)
+        };
         let store = self
             .store
             .ok_or_else(|| IndexError::InvalidArgument("the store was not put back".into()))?;
@@ -398,6 +438,7 @@ impl SegmentWriter {
         for (kind, finished) in [
             (FileKind::Positions, positions),
             (FileKind::Columns, self.columns),
+            (FileKind::FieldNorms, field_norms),
         ] {
             let Some((len, crc)) = finished else {
                 continue;
