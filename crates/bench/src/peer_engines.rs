@@ -123,6 +123,14 @@ pub fn to_tantivy(query: &Query, field: Field) -> Box<dyn TantivyQuery> {
             0.0,
         )),
         Query::All => Box::new(tantivy::query::AllQuery),
+        Query::Boost(inner, factor) => Box::new(tantivy::query::BoostQuery::new(
+            to_tantivy(inner, field),
+            factor.get(),
+        )),
+        Query::DisMax(d) => Box::new(tantivy::query::DisjunctionMaxQuery::with_tie_breaker(
+            d.queries.iter().map(|q| to_tantivy(q, field)).collect(),
+            d.tie_breaker.get(),
+        )),
         Query::Range(range) => unreachable!("the peers index text only, not the field of {range}"),
         Query::Phrase(phrase) => {
             let terms = phrase

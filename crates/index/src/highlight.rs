@@ -73,6 +73,8 @@ impl Highlighter {
                     self.collect(clause);
                 }
             }
+            Query::Boost(inner, _) => self.collect(inner),
+            Query::DisMax(d) => d.queries.iter().for_each(|q| self.collect(q)),
             // Keyword terms of a filter are not words of the text; ranges have none.
             Query::Filter(_) | Query::Range(_) | Query::All => {}
         }

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use apcache_index::indexer::{build_index, IndexOptions};
 use apcache_index::ingest::Input;
 use apcache_index::query::{
-    parse_query_in, parse_query_in_fields, BoolQuery, DefaultOperator, PhraseQuery, Query,
+    parse_query_in, parse_query_in_fields, BoolQuery, DefaultOperator, DisMaxQuery, Factor,
+    PhraseQuery, Query,
 };
 use apcache_index::schema::{field_terms, Mapping};
 use apcache_index::search::{
@@ -170,6 +171,17 @@ impl<'d> Reference<'d> {
                 }
                 Some(must.iter().chain(&should).sum())
             }
+            Query::Boost(inner, factor) => self.score(d, inner).map(|s| s * factor.get()),
+            Query::DisMax(dis_max) => {
+                let scores: Vec<f32> = dis_max
+                    .queries
+                    .iter()
+                    .filter_map(|q| self.score(d, q))
+                    .collect();
+                let best = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let others: f32 = scores.iter().sum::<f32>() - best;
+                (!scores.is_empty()).then(|| best + dis_max.tie_breaker.get() * others)
+            }
             other => panic!("not generated: {other:?}"),
         }
     }
@@ -202,13 +214,22 @@ fn leaf_strategy() -> impl Strategy<Value = Query> {
 fn query_strategy() -> impl Strategy<Value = Query> {
     leaf_strategy().prop_recursive(2, 10, 4, |inner| {
         let clauses = |n| prop::collection::vec(inner.clone(), 0..n);
-        (clauses(3), clauses(4), clauses(2)).prop_map(|(must, should, must_not)| {
-            Query::Bool(BoolQuery {
-                must,
-                should,
-                must_not,
-            })
-        })
+        prop_oneof![
+            3 => (clauses(3), clauses(4), clauses(2)).prop_map(|(must, should, must_not)| {
+                Query::Bool(BoolQuery {
+                    must,
+                    should,
+                    must_not,
+                })
+            }),
+            1 => (inner.clone(), prop::sample::select(vec![0.5f32, 2.0, 3.0]))
+                .prop_map(|(q, f)| Query::Boost(Box::new(q), Factor::new(f).unwrap())),
+            1 => (prop::collection::vec(inner.clone(), 1..4), prop::sample::select(vec![0.0f32, 0.3]))
+                .prop_map(|(queries, tie)| Query::DisMax(DisMaxQuery {
+                    queries,
+                    tie_breaker: Factor::new(tie).unwrap(),
+                })),
+        ]
     })
 }
 

@@ -122,7 +122,8 @@ pub struct SearchOutcome {
 pub fn depth(query: &Query) -> usize {
     match query {
         Query::Term(_) | Query::Phrase(_) | Query::Range(_) | Query::All => 0,
-        Query::Filter(inner) => 1 + depth(inner),
+        Query::Filter(inner) | Query::Boost(inner, _) => 1 + depth(inner),
+        Query::DisMax(d) => 1 + d.queries.iter().map(depth).max().unwrap_or(0),
         Query::Bool(b) => {
             1 + b
                 .must

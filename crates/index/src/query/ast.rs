@@ -33,6 +33,56 @@ pub enum Query {
     Range(RangeQuery),
     /// Every document, scored 1 (`match_all`, `*:*`).
     All,
+    /// The inner query with its score multiplied by a factor (`word^2`, Lucene's
+    /// `BoostQuery`, Elasticsearch's `boost`).
+    Boost(Box<Query>, Factor),
+    /// Documents any of the queries matches, scored by the best of them plus `tie_breaker`
+    /// times the others' (Lucene's `DisjunctionMaxQuery`, Elasticsearch's `dis_max` and
+    /// `multi_match` over `best_fields`).
+    DisMax(DisMaxQuery),
+}
+
+/// A score factor: a finite number at least 0, compared by its bits (so that queries can be
+/// compared and hashed).
+#[derive(Debug, Clone, Copy)]
+pub struct Factor(f32);
+
+impl Factor {
+    /// The factor `value`; `None` for a negative, infinite or NaN one.
+    pub fn new(value: f32) -> Option<Factor> {
+        (value.is_finite() && value >= 0.0).then_some(Factor(value))
+    }
+
+    /// The factor 1.
+    pub const ONE: Factor = Factor(1.0);
+
+    /// Its value.
+    pub fn get(self) -> f32 {
+        self.0
+    }
+}
+
+impl PartialEq for Factor {
+    fn eq(&self, other: &Factor) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for Factor {}
+
+impl std::hash::Hash for Factor {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+
+/// The clauses of a [`Query::DisMax`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisMaxQuery {
+    /// The alternatives.
+    pub queries: Vec<Query>,
+    /// The weight of the scores of the alternatives that are not the best (0: the best alone).
+    pub tie_breaker: Factor,
 }
 
 /// Documents with a value of `field` between two bounds, read from the field's column.
@@ -119,7 +169,8 @@ impl Query {
     fn collect_phrase_terms<'a>(&'a self, terms: &mut BTreeSet<&'a str>) {
         match self {
             Query::Term(_) | Query::Range(_) | Query::All => {}
-            Query::Filter(inner) => inner.collect_phrase_terms(terms),
+            Query::Filter(inner) | Query::Boost(inner, _) => inner.collect_phrase_terms(terms),
+            Query::DisMax(d) => d.queries.iter().for_each(|q| q.collect_phrase_terms(terms)),
             Query::Bool(bool_query) => bool_query
                 .clauses()
                 .for_each(|(_, clause)| clause.collect_phrase_terms(terms)),
@@ -133,7 +184,8 @@ impl Query {
                 terms.insert(term.as_str());
             }
             Query::Range(_) | Query::All => {}
-            Query::Filter(inner) => inner.collect_terms(terms),
+            Query::Filter(inner) | Query::Boost(inner, _) => inner.collect_terms(terms),
+            Query::DisMax(d) => d.queries.iter().for_each(|q| q.collect_terms(terms)),
             Query::Bool(bool_query) => bool_query
                 .clauses()
                 .for_each(|(_, clause)| clause.collect_terms(terms)),
@@ -160,7 +212,8 @@ impl Query {
             Query::Term(term) => has_term(term),
             Query::Bool(bool_query) => bool_query.matches_with(has_term, in_range),
             Query::Phrase(phrase) => phrase.terms.iter().all(|(_, term)| has_term(term)),
-            Query::Filter(inner) => inner.matches_with(has_term, in_range),
+            Query::Filter(inner) | Query::Boost(inner, _) => inner.matches_with(has_term, in_range),
+            Query::DisMax(d) => d.queries.iter().any(|q| q.matches_with(has_term, in_range)),
             Query::Range(range) => in_range(range),
             Query::All => true,
         }
@@ -241,6 +294,20 @@ impl fmt::Display for Query {
             Query::Bool(bool_query) => bool_query.fmt(f),
             Query::Phrase(phrase) => phrase.fmt(f),
             Query::Filter(inner) => write!(f, "#({inner})"),
+            Query::Boost(inner, factor) => match inner.as_ref() {
+                Query::Term(_) | Query::Phrase(_) => write!(f, "{inner}^{}", factor.get()),
+                _ => write!(f, "({inner})^{}", factor.get()),
+            },
+            Query::DisMax(d) => {
+                f.write_str("(")?;
+                for (index, query) in d.queries.iter().enumerate() {
+                    if index > 0 {
+                        f.write_str(" | ")?;
+                    }
+                    query.fmt(f)?;
+                }
+                write!(f, ")~{}", d.tie_breaker.get())
+            }
             Query::Range(range) => range.fmt(f),
             Query::All => f.write_str("*:*"),
         }

@@ -22,11 +22,16 @@
 //!         0x05 | field as a term | per bound: 0 value | 1 value | 2   (keywords: included,
 //!                                                                   excluded, unbounded)
 //! all:    0x06
+//! boost:  0x07 | factor f32 | the inner query
+//! dismax: 0x08 | tie breaker f32 | query count (VByte) | queries...
 //! ```
+//!
+//! The alternatives of a dismax keep their order (their scores' maximum and sum commute, but
+//! they are rare enough that sorting them buys a cache little).
 //!
 //! A phrase's terms do not commute: its canonical form is itself.
 
-use super::ast::{BoolQuery, Query};
+use super::ast::{BoolQuery, DisMaxQuery, Query};
 use std::ops::Bound;
 
 use super::RangeBounds;
@@ -39,6 +44,8 @@ const FILTER: u8 = 3;
 const NUMBER_RANGE: u8 = 4;
 const KEYWORD_RANGE: u8 = 5;
 const ALL: u8 = 6;
+const BOOST: u8 = 7;
+const DISMAX: u8 = 8;
 
 impl Query {
     /// The canonical form: clause lists sorted and repeated prohibited clauses dropped, at
@@ -47,6 +54,11 @@ impl Query {
         match self {
             Query::Term(_) | Query::Phrase(_) | Query::Range(_) | Query::All => self.clone(),
             Query::Filter(inner) => Query::Filter(Box::new(inner.canonical())),
+            Query::Boost(inner, factor) => Query::Boost(Box::new(inner.canonical()), *factor),
+            Query::DisMax(d) => Query::DisMax(DisMaxQuery {
+                queries: d.queries.iter().map(Query::canonical).collect(),
+                tie_breaker: d.tie_breaker,
+            }),
             Query::Bool(b) => {
                 let sorted = |clauses: &[Query], dedup: bool| {
                     let mut keyed: Vec<(Vec<u8>, Query)> = clauses
@@ -85,7 +97,7 @@ impl Query {
     /// so once they have grown a key costs no allocation beyond `out`'s own growth (a cache
     /// looks a query up by this key before anything else, hit or miss).
     pub fn write_canonical_key(&self, out: &mut Vec<u8>) {
-        if let Query::Bool(_) | Query::Filter(_) = self {
+        if let Query::Bool(_) | Query::Filter(_) | Query::Boost(..) | Query::DisMax(_) = self {
             KEY_SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
                 Ok(mut scratch) => canonical_into(self, out, &mut scratch),
                 Err(_) => canonical_into(self, out, &mut KeyScratch::default()),
@@ -160,6 +172,19 @@ impl Query {
                 }
             },
             Query::All => out.push(ALL),
+            Query::Boost(inner, factor) => {
+                out.push(BOOST);
+                out.extend_from_slice(&factor.get().to_le_bytes());
+                inner.pack(out);
+            }
+            Query::DisMax(d) => {
+                out.push(DISMAX);
+                out.extend_from_slice(&d.tie_breaker.get().to_le_bytes());
+                write_vbyte(d.queries.len() as u64, out);
+                for query in &d.queries {
+                    query.pack(out);
+                }
+            }
         }
     }
 }
@@ -179,10 +204,28 @@ thread_local! {
 
 /// Appends the canonical key of `query` to `out` (see [`Query::write_canonical_key`]).
 fn canonical_into(query: &Query, out: &mut Vec<u8>, scratch: &mut KeyScratch) {
-    if let Query::Filter(inner) = query {
-        out.push(FILTER);
-        canonical_into(inner, out, scratch);
-        return;
+    match query {
+        Query::Filter(inner) => {
+            out.push(FILTER);
+            canonical_into(inner, out, scratch);
+            return;
+        }
+        Query::Boost(inner, factor) => {
+            out.push(BOOST);
+            out.extend_from_slice(&factor.get().to_le_bytes());
+            canonical_into(inner, out, scratch);
+            return;
+        }
+        Query::DisMax(d) => {
+            out.push(DISMAX);
+            out.extend_from_slice(&d.tie_breaker.get().to_le_bytes());
+            write_vbyte(d.queries.len() as u64, out);
+            for inner in &d.queries {
+                canonical_into(inner, out, scratch);
+            }
+            return;
+        }
+        _ => {}
     }
     let Query::Bool(b) = query else {
         query.pack(out);

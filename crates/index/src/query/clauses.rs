@@ -45,7 +45,8 @@ impl Query {
     pub fn clauses(&self) -> usize {
         match self {
             Query::Term(_) | Query::Range(_) | Query::All => 1,
-            Query::Filter(inner) => inner.clauses(),
+            Query::Filter(inner) | Query::Boost(inner, _) => inner.clauses(),
+            Query::DisMax(d) => d.queries.iter().map(Query::clauses).sum(),
             Query::Phrase(phrase) => phrase.terms.len(),
             Query::Bool(b) => b
                 .must

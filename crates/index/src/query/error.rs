@@ -119,9 +119,11 @@ pub enum QueryError {
         /// The `~`.
         position: usize,
     },
-    /// `term^2`: boosts.
-    #[error("boosts ('^' at byte {position}) are not supported")]
-    BoostUnsupported {
+    /// A `^` not followed by a boost (a number at least 0) or not after a clause.
+    #[error(
+        "'^' at byte {position} must follow a clause and be followed by a number at least 0, as in word^2, \"a phrase\"^0.5 or (a b)^3"
+    )]
+    InvalidBoost {
         /// The `^`.
         position: usize,
     },
@@ -196,7 +198,7 @@ impl QueryError {
             | QueryError::WildcardUnsupported { position }
             | QueryError::FuzzyUnsupported { position }
             | QueryError::InvalidSlop { position }
-            | QueryError::BoostUnsupported { position }
+            | QueryError::InvalidBoost { position }
             | QueryError::RangeUnsupported { position }
             | QueryError::MalformedRange { position }
             | QueryError::RegexUnsupported { position }

@@ -42,7 +42,7 @@ mod parser;
 mod tests;
 mod text_fields;
 
-pub use ast::{BoolQuery, PhraseQuery, Query, RangeBounds, RangeQuery};
+pub use ast::{BoolQuery, DisMaxQuery, Factor, PhraseQuery, Query, RangeBounds, RangeQuery};
 pub use clauses::{TooManyClauses, MAX_CLAUSES};
 pub use error::QueryError;
 pub use field_query::{exists_query, range_query, term_query, RangeEnd};

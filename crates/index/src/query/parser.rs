@@ -10,7 +10,7 @@
 
 use crate::analyzer::Analyzer;
 
-use super::ast::{BoolQuery, PhraseQuery, Query};
+use super::ast::{BoolQuery, Factor, PhraseQuery, Query};
 use super::error::QueryError;
 use super::field_query::{exists_query, range_query, term_query, RangeEnd};
 use super::note::QueryNote;
@@ -307,6 +307,8 @@ enum TokenKind {
     Range(RangeEnd, RangeEnd),
     /// `*:*`.
     All,
+    /// `^2` after a clause.
+    Boost(Factor),
 }
 
 #[derive(Debug)]
@@ -421,7 +423,16 @@ fn lex(text: &str, fields: bool) -> Result<Vec<Token<'_>>, QueryError> {
             }
             '*' | '?' => return Err(QueryError::WildcardUnsupported { position: start }),
             '~' => return Err(QueryError::FuzzyUnsupported { position: start }),
-            '^' => return Err(QueryError::BoostUnsupported { position: start }),
+            '^' => {
+                let (factor, end) = lex_boost(text, start)?;
+                position = end;
+                tokens.push(Token {
+                    kind: TokenKind::Boost(factor),
+                    raw: &text[start..end],
+                    start,
+                });
+                continue;
+            }
             '[' | '{' => return Err(QueryError::RangeUnsupported { position: start }),
             '/' => return Err(QueryError::RegexUnsupported { position: start }),
             ']' | '}' => {
@@ -551,6 +562,29 @@ fn lex_word(text: &str, start: usize) -> Result<(String, usize), QueryError> {
 /// parser quietly caps a larger one to) is refused, and so is a negative one (`~-1`, which
 /// Lucene reads as slop 0 and a prohibited word `1`): both are typing mistakes that would
 /// otherwise run as another query than the one meant.
+/// Reads the boost whose `^` is at `at` (`^2`, `^0.5`): returns it and the offset past it.
+fn lex_boost(text: &str, at: usize) -> Result<(Factor, usize), QueryError> {
+    let after = &text[at + 1..];
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    let mut end = digits;
+    if after[digits..].starts_with('.') {
+        end += 1 + after[digits + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+    }
+    let invalid = QueryError::InvalidBoost { position: at };
+    if end == 0 || &after[..end] == "." {
+        return Err(invalid);
+    }
+    let factor = after[..end]
+        .parse::<f32>()
+        .ok()
+        .and_then(Factor::new)
+        .ok_or(invalid)?;
+    Ok((factor, at + 1 + end))
+}
+
 fn lex_slop(text: &str, at: usize) -> Result<(u32, usize), QueryError> {
     let rest = &text[at..];
     let Some(after) = rest.strip_prefix('~') else {
@@ -753,6 +787,7 @@ impl Parser<'_, '_> {
                 self.next += 1;
             }
             let query = self.parse_clause(operator, open)?;
+            let query = self.boosted(query);
             self.add_clause(&mut clauses, conjunction, modifier, query);
             first = false;
         }
@@ -848,6 +883,9 @@ impl Parser<'_, '_> {
                 let name = name.clone();
                 self.parse_field_clause(&name, token.start)
             }
+            TokenKind::Boost(_) => Err(QueryError::InvalidBoost {
+                position: token.start,
+            }),
             // An operator where a clause should be: blame the operator before it, or, at the
             // start of a group, this one (`AND a`).
             _ => Err(lone_operator(operator.unwrap_or(token))),
@@ -945,16 +983,29 @@ impl Parser<'_, '_> {
     /// Lucene's `MultiTerm` lookahead: a word followed by a word that is not itself followed
     /// by `AND` or `OR`.
     fn multi_word_ahead(&self) -> bool {
-        matches!(self.peek(), Some(TokenKind::Word(_))) && self.word_continues_run(1)
+        matches!(self.peek(), Some(TokenKind::Word(_)))
+            && !matches!(self.peek_at(1), Some(TokenKind::Boost(_)))
+            && self.word_continues_run(1)
     }
 
-    /// Whether the token `ahead` of the next one is a word that joins a run of bare words.
+    /// Whether the token `ahead` of the next one is a word that joins a run of bare words (a
+    /// boosted word stands alone).
     fn word_continues_run(&self, ahead: usize) -> bool {
         matches!(self.peek_at(ahead), Some(TokenKind::Word(_)))
             && !matches!(
                 self.peek_at(ahead + 1),
-                Some(TokenKind::And | TokenKind::Or)
+                Some(TokenKind::And | TokenKind::Or | TokenKind::Boost(_))
             )
+    }
+
+    /// `query` with the boost that follows its clause (`word^2`), if one does.
+    fn boosted(&mut self, query: Option<Query>) -> Option<Query> {
+        let Some(TokenKind::Boost(factor)) = self.peek() else {
+            return query;
+        };
+        let factor = *factor;
+        self.next += 1;
+        query.map(|query| Query::Boost(Box::new(query), factor))
     }
 
     /// A run of two or more bare words, which Lucene (with `splitOnWhitespace` false, its

@@ -30,6 +30,11 @@ fn cases() -> Vec<(
     vec![
         // Bare words and the default operator.
         ("a", Or, Ok("a")),
+        // Boosts on words, phrases and groups; a boosted word stands out of a run of words.
+        ("a^2 b", Or, Ok("a^2 b")),
+        ("a b^0.5 c", And, Ok("+a +b^0.5 +c")),
+        ("\"a b\"~1^3", Or, Ok("\"a b\"~1^3")),
+        ("+(a b)^2 -c", Or, Ok("+(a b)^2 -c")),
         ("a b", Or, Ok("a b")),
         ("a b", And, Ok("+a +b")),
         ("a b c", And, Ok("+a +b +c")),
@@ -142,14 +147,14 @@ fn cases() -> Vec<(
             Err(QueryError::FuzzyUnsupported { position: 1 }),
         ),
         (
-            "a^99999999999999999999999",
+            "a^99999999999999999999999999999999999999999",
             Or,
-            Err(QueryError::BoostUnsupported { position: 1 }),
+            Err(QueryError::InvalidBoost { position: 1 }),
         ),
         (
             "\"a b\"^-1",
             Or,
-            Err(QueryError::BoostUnsupported { position: 5 }),
+            Err(QueryError::InvalidBoost { position: 5 }),
         ),
         (
             "\"a\" b~",
@@ -195,7 +200,8 @@ fn cases() -> Vec<(
             Err(QueryError::WildcardUnsupported { position: 0 }),
         ),
         ("a~", Or, Err(QueryError::FuzzyUnsupported { position: 1 })),
-        ("a^2", Or, Err(QueryError::BoostUnsupported { position: 1 })),
+        ("a^", Or, Err(QueryError::InvalidBoost { position: 1 })),
+        ("^2", Or, Err(QueryError::InvalidBoost { position: 0 })),
         (
             "[a TO b]",
             Or,

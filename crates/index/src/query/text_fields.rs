@@ -7,7 +7,7 @@
 //! field, and so does a phrase. Keyword values, existence marks and words already in a field
 //! are left as they are.
 
-use super::ast::{BoolQuery, PhraseQuery, Query};
+use super::ast::{BoolQuery, DisMaxQuery, PhraseQuery, Query};
 use crate::schema::field_terms;
 
 /// `query` with every word and phrase of the default field searched in the text field
@@ -92,6 +92,17 @@ fn map_default_words(query: Query, replace: &mut dyn FnMut(DefaultWords<'_>) -> 
             })
         }
         Query::Filter(inner) => Query::Filter(Box::new(map_default_words(*inner, replace))),
+        Query::Boost(inner, factor) => {
+            Query::Boost(Box::new(map_default_words(*inner, replace)), factor)
+        }
+        Query::DisMax(d) => Query::DisMax(DisMaxQuery {
+            queries: d
+                .queries
+                .into_iter()
+                .map(|q| map_default_words(q, replace))
+                .collect(),
+            tie_breaker: d.tie_breaker,
+        }),
         other => other,
     }
 }

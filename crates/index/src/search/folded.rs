@@ -45,6 +45,14 @@ pub(crate) enum Folded<'q> {
     },
     /// Clauses combined as [`crate::query::BoolQuery`] combines them, none repeated.
     Bool(FoldedBool<'q>),
+    /// Documents any clause matches, scored by the best clause plus `tie_breaker` times the
+    /// others ([`crate::query::DisMaxQuery`]).
+    DisMax {
+        /// The alternatives.
+        clauses: Vec<Folded<'q>>,
+        /// The weight of the alternatives that are not the best.
+        tie_breaker: f32,
+    },
     /// Documents read from columns (a range) or every document, each scored `boost`.
     Docs {
         /// Which documents.
@@ -101,6 +109,16 @@ fn fold(query: &Query, boost: f64, folding: bool) -> Folded<'_> {
         },
         // A filter matches as its query does and scores nothing: its clauses weigh 0.
         Query::Filter(inner) => fold(inner, 0.0, folding),
+        // Lucene's `BoostQuery`: the factor multiplies every weight under it.
+        Query::Boost(inner, factor) => fold(inner, boost * f64::from(factor.get()), folding),
+        Query::DisMax(d) => match d.queries.as_slice() {
+            // One alternative is itself (Lucene's rewrite).
+            [only] => fold(only, boost, folding),
+            queries => Folded::DisMax {
+                clauses: queries.iter().map(|q| fold(q, boost, folding)).collect(),
+                tie_breaker: d.tie_breaker.get(),
+            },
+        },
         Query::Range(range) => Folded::Docs {
             docs: DocsQuery::Range(range),
             boost: boost as f32,

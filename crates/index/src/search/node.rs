@@ -30,6 +30,9 @@ pub enum Node<'a> {
     Phrase(Box<PhraseNode<'a>>),
     /// Documents listed in advance (a range's, or all), each with one score.
     Docs(DocList),
+    /// At least one child matches; scored by the best child plus the tie breaker times the
+    /// others (Lucene's `DisjunctionMaxQuery`). The children are kept as an `Or` node.
+    DisMax(Box<Node<'a>>, f32),
 }
 
 impl<'a> Node<'a> {
@@ -67,6 +70,14 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// The best of `children` plus `tie_breaker` times the others (empty children dropped).
+    pub fn dis_max(children: Vec<Node<'a>>, tie_breaker: f32) -> Node<'a> {
+        match Node::or(children) {
+            or @ Node::Or(..) => Node::DisMax(Box::new(or), tie_breaker),
+            single => single,
+        }
+    }
+
     /// `inner` without the documents of `excluded`.
     pub fn exclude(inner: Node<'a>, excluded: Node<'a>) -> Node<'a> {
         match (inner, excluded) {
@@ -87,6 +98,7 @@ impl<'a> Node<'a> {
             Node::Exclude(i, _) => i.cost(),
             Node::Phrase(p) => p.cost(),
             Node::Docs(d) => d.len(),
+            Node::DisMax(or, _) => or.cost(),
         }
     }
 
@@ -102,6 +114,7 @@ impl<'a> Node<'a> {
                 stats += a.stats();
                 stats += b.stats();
             }
+            Node::DisMax(or, _) => stats = or.stats(),
         }
         stats
     }
@@ -117,6 +130,7 @@ impl<'a> Node<'a> {
             Node::Exclude(i, _) => i.doc(),
             Node::Phrase(p) => p.doc(),
             Node::Docs(d) => d.doc(),
+            Node::DisMax(or, _) => or.doc(),
         }
     }
 
@@ -149,6 +163,7 @@ impl<'a> Node<'a> {
                 let doc = inner.start()?;
                 self.skip_excluded(doc)
             }
+            Node::DisMax(or, _) => or.start(),
         }
     }
 
@@ -187,6 +202,7 @@ impl<'a> Node<'a> {
                 let doc = inner.advance(target)?;
                 self.skip_excluded(doc)
             }
+            Node::DisMax(or, _) => or.advance(target),
         }
     }
 
@@ -264,6 +280,26 @@ impl<'a> Node<'a> {
                 Ok(score)
             }
             Node::Exclude(inner, _) => inner.score(bm25),
+            Node::DisMax(or, tie_breaker) => {
+                let Node::Or(children, doc) = or.as_mut() else {
+                    return or.score(bm25);
+                };
+                let doc = *doc;
+                // Lucene's `DisjunctionMaxScorer.score`, to the bit.
+                let (mut best, mut others) = (0f32, 0f64);
+                for child in children.iter_mut() {
+                    if child.doc() == doc {
+                        let score = child.score(bm25)?;
+                        if score >= best {
+                            others += f64::from(best);
+                            best = score;
+                        } else {
+                            others += f64::from(score);
+                        }
+                    }
+                }
+                Ok((f64::from(best) + others * f64::from(*tie_breaker)) as f32)
+            }
         }
     }
 }

@@ -58,7 +58,10 @@ impl<'q> Shape<'q> {
                         term,
                         boost: *boost,
                     }),
-                    Folded::Bool(_) | Folded::Phrase { .. } | Folded::Docs { .. } => None,
+                    Folded::Bool(_)
+                    | Folded::Phrase { .. }
+                    | Folded::Docs { .. }
+                    | Folded::DisMax { .. } => None,
                 })
                 .collect()
         };
@@ -73,7 +76,7 @@ impl<'q> Shape<'q> {
                 }],
                 Vec::new(),
             )),
-            Folded::Phrase { .. } | Folded::Docs { .. } => None,
+            Folded::Phrase { .. } | Folded::Docs { .. } | Folded::DisMax { .. } => None,
             Folded::Bool(b) => {
                 let excluded = names(&b.must_not)?;
                 match (b.must.is_empty(), b.should.is_empty()) {

@@ -367,6 +367,16 @@ pub(crate) fn compile<'s>(
             }
         }
         Folded::Phrase { phrase, boost } => compile_phrase(opener, phrase, *boost, weights)?,
+        Folded::DisMax {
+            clauses,
+            tie_breaker,
+        } => {
+            let children = clauses
+                .iter()
+                .map(|c| compile(opener, c, weights))
+                .collect::<Result<Vec<_>, _>>()?;
+            Node::dis_max(children, *tie_breaker)
+        }
         Folded::Docs { docs, boost } => {
             let docs = column_filter::docs_of(opener.segment, *docs);
             if docs.is_empty() {
