@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use apcache_index::indexer::{build_index, IndexOptions};
 use apcache_index::ingest::Input;
 use apcache_index::query::{
-    parse_query_in, parse_query_in_fields, BoolQuery, DefaultOperator, DisMaxQuery, Factor,
-    PhraseQuery, Query,
+    parse_query_in, parse_query_in_fields, BoolQuery, DefaultFields, DefaultOperator, DisMaxQuery,
+    Factor, PhraseQuery, Query,
 };
 use apcache_index::schema::{field_terms, Mapping};
 use apcache_index::search::{
@@ -367,7 +367,7 @@ fn words_without_a_field_search_every_text_field_and_named_ones_theirs() {
         &analyzer,
         DefaultOperator::Or,
         reader.mapping(),
-        &["title".into()],
+        &DefaultFields::parse(&["title".into()]).unwrap(),
     )
     .unwrap();
     assert_eq!(ids(&only_title), ["d0"]);
@@ -376,7 +376,7 @@ fn words_without_a_field_search_every_text_field_and_named_ones_theirs() {
         &analyzer,
         DefaultOperator::Or,
         reader.mapping(),
-        &["section".into()],
+        &DefaultFields::parse(&["section".into()]).unwrap(),
     )
     .is_err());
     // Ranges and sorting refuse a text field by name.

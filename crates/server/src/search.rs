@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use apcache_index::query::{parse_query_in, DefaultOperator, Query};
+use apcache_index::query::{parse_query_in_fields, DefaultFields, DefaultOperator, Query};
 use apcache_index::search::SearchOptions;
 use apcache_index::segment::StoredDocument;
 use apcache_tier::serving::{LiveError, LiveRequest};
@@ -164,6 +164,23 @@ pub fn parse_text(
     default_operator: DefaultOperator,
     config: &ServerConfig,
 ) -> Result<(Query, Vec<String>), ApiError> {
+    parse_text_in(
+        index,
+        text,
+        default_operator,
+        config,
+        &DefaultFields::default(),
+    )
+}
+
+/// [`parse_text`], words without a field searched in `fields`.
+pub fn parse_text_in(
+    index: &ServedIndex,
+    text: &str,
+    default_operator: DefaultOperator,
+    config: &ServerConfig,
+    fields: &DefaultFields,
+) -> Result<(Query, Vec<String>), ApiError> {
     let limits = &config.limits;
     if text.len() > limits.max_query_bytes {
         return Err(ApiError::new(
@@ -175,8 +192,14 @@ pub fn parse_text(
             ),
         ));
     }
-    let (query, notes) = parse_query_in(text, &index.analyzer, default_operator, index.mapping())
-        .map_err(|e| ApiError {
+    let (query, notes) = parse_query_in_fields(
+        text,
+        &index.analyzer,
+        default_operator,
+        index.mapping(),
+        fields,
+    )
+    .map_err(|e| ApiError {
         kind: ErrorKind::QueryParse,
         reason: e.to_string(),
         position: e.position(),

@@ -14,7 +14,7 @@ use super::ast::{BoolQuery, Factor, PhraseQuery, Query};
 use super::error::QueryError;
 use super::field_query::{exists_query, range_query, term_query, RangeEnd};
 use super::note::QueryNote;
-use super::text_fields::{across_fields, in_field};
+use super::text_fields::{across_fields, in_field, DefaultFields};
 use crate::schema::{FieldType, Mapping};
 
 /// The deepest nesting of parentheses [`parse_query`] accepts; deeper input is answered with
@@ -139,11 +139,18 @@ pub fn parse_query_in(
     default_operator: DefaultOperator,
     mapping: &Mapping,
 ) -> Result<(Query, Vec<QueryNote>), QueryError> {
-    parse_query_in_fields(text, analyzer, default_operator, mapping, &[])
+    parse_query_in_fields(
+        text,
+        analyzer,
+        default_operator,
+        mapping,
+        &DefaultFields::default(),
+    )
 }
 
 /// [`parse_query_in`], words without a field searched in `default_fields` (text fields of
-/// `mapping`; empty: every text field). Under a mapping whose text fields are indexed under
+/// `mapping` with their boosts, combined as it says; no fields: every text field, scores
+/// added). Under a mapping whose text fields are indexed under
 /// their own names, `field:word`, `field:"a phrase"` and `field:(a b)` on a text field search
 /// that field and score as Lucene scores it; a word without a field searches each default
 /// field, any of them matching, the scores of the fields that match added up (Lucene's
@@ -153,7 +160,7 @@ pub fn parse_query_in(
 ///
 /// ```
 /// use apcache_index::analyzer::Analyzer;
-/// use apcache_index::query::{parse_query_in_fields, DefaultOperator};
+/// use apcache_index::query::{parse_query_in_fields, DefaultFields, DefaultOperator};
 /// use apcache_index::schema::Mapping;
 ///
 /// let mapping = Mapping::from_json(&serde_json::json!({"properties": {
@@ -163,7 +170,7 @@ pub fn parse_query_in(
 ///     &Analyzer::default(),
 ///     DefaultOperator::Or,
 ///     &mapping,
-///     &["summary".into(), "description".into()],
+///     &DefaultFields::parse(&["summary".into(), "description".into()])?,
 /// )?;
 /// assert_eq!(query.to_string(), "summary:chess (summary:engine description:engine)");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -173,35 +180,39 @@ pub fn parse_query_in_fields(
     analyzer: &Analyzer,
     default_operator: DefaultOperator,
     mapping: &Mapping,
-    default_fields: &[String],
+    default_fields: &DefaultFields,
 ) -> Result<(Query, Vec<QueryNote>), QueryError> {
     let (query, notes) = parse(text, analyzer, default_operator, true, Some(mapping))?;
     if mapping.joined_text() {
         return Ok((query, notes));
     }
-    let fields: Vec<String> = if default_fields.is_empty() {
-        mapping.text_fields().map(str::to_owned).collect()
+    let fields: Vec<(String, Factor)> = if default_fields.fields.is_empty() {
+        mapping
+            .text_fields()
+            .map(|field| (field.to_owned(), Factor::ONE))
+            .collect()
     } else {
-        for field in default_fields {
-            match mapping.resolve(field) {
-                Some(resolved) if matches!(resolved.field_type.as_ref(), FieldType::Text(_)) => {}
-                Some(_) => {
-                    return Err(QueryError::InvalidFieldValue {
-                        field: field.clone(),
-                        value: String::new(),
-                        reason: "not a text field: a default field must be one".into(),
-                    })
-                }
-                None => {
-                    return Err(QueryError::UnknownField {
-                        field: field.clone(),
-                    })
-                }
-            }
+        for (field, _) in &default_fields.fields {
+            check_text_field(mapping, field)?;
         }
-        default_fields.to_vec()
+        default_fields.fields.clone()
     };
-    Ok((across_fields(query, &fields), notes))
+    Ok((across_fields(query, &fields, default_fields.combine), notes))
+}
+
+/// Refuses `field` unless it is a text field of `mapping`.
+pub fn check_text_field(mapping: &Mapping, field: &str) -> Result<(), QueryError> {
+    match mapping.resolve(field) {
+        Some(resolved) if matches!(resolved.field_type.as_ref(), FieldType::Text(_)) => Ok(()),
+        Some(_) => Err(QueryError::InvalidFieldValue {
+            field: field.to_owned(),
+            value: String::new(),
+            reason: "not a text field: words are searched in text fields".into(),
+        }),
+        None => Err(QueryError::UnknownField {
+            field: field.to_owned(),
+        }),
+    }
 }
 
 /// [`parse_query`], with the notes when `take_notes` is set (and none otherwise), and field

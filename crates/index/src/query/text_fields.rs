@@ -7,7 +7,8 @@
 //! field, and so does a phrase. Keyword values, existence marks and words already in a field
 //! are left as they are.
 
-use super::ast::{BoolQuery, DisMaxQuery, PhraseQuery, Query};
+use super::ast::{BoolQuery, DisMaxQuery, Factor, PhraseQuery, Query};
+use super::error::QueryError;
 use crate::schema::field_terms;
 
 /// `query` with every word and phrase of the default field searched in the text field
@@ -19,28 +20,114 @@ pub fn in_field(query: Query, field: &str) -> Query {
     })
 }
 
+/// How the clauses of one word in several fields combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// Any field matching, their scores added (Lucene's `MultiFieldQueryParser`,
+    /// Elasticsearch's `most_fields`).
+    Sum,
+    /// Any field matching, the best field's score plus the tie breaker times the others'
+    /// (Elasticsearch's `best_fields`, its default).
+    DisMax(Factor),
+}
+
+/// The text fields words without a field search, each with the factor of its scores
+/// (`title^3`), and how a word's clauses in them combine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultFields {
+    /// The fields and their boosts; empty: every text field of the mapping, boost 1.
+    pub fields: Vec<(String, Factor)>,
+    /// How a word's clauses combine.
+    pub combine: Combine,
+}
+
+impl Default for DefaultFields {
+    /// Every text field, scores added.
+    fn default() -> DefaultFields {
+        DefaultFields {
+            fields: Vec::new(),
+            combine: Combine::Sum,
+        }
+    }
+}
+
+impl DefaultFields {
+    /// The fields of `names` as requests write them: `title` or `title^3`; scores added.
+    pub fn parse(names: &[String]) -> Result<DefaultFields, QueryError> {
+        let fields = names
+            .iter()
+            .map(|name| match name.split_once('^') {
+                None => Ok((name.clone(), Factor::ONE)),
+                Some((field, boost)) => boost
+                    .parse::<f32>()
+                    .ok()
+                    .and_then(Factor::new)
+                    .map(|boost| (field.to_owned(), boost))
+                    .ok_or_else(|| QueryError::InvalidFieldValue {
+                        field: field.to_owned(),
+                        value: name.clone(),
+                        reason: "not a field with a boost (field^2)".into(),
+                    }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(DefaultFields {
+            fields,
+            combine: Combine::Sum,
+        })
+    }
+
+    /// The same fields, a word's clauses combined by `combine`.
+    pub fn combined_by(mut self, combine: Combine) -> DefaultFields {
+        self.combine = combine;
+        self
+    }
+}
+
 /// `query` with every word and phrase of the default field searched in each of `fields`
-/// instead, any of them matching (Lucene's `MultiFieldQueryParser`: the clauses' scores
-/// add up). With no fields the query is left as it is.
-pub fn across_fields(query: Query, fields: &[String]) -> Query {
+/// instead, any of them matching, combined as `combine` says and each field's clause scaled
+/// by its boost. With no fields the query is left as it is.
+pub fn across_fields(query: Query, fields: &[(String, Factor)], combine: Combine) -> Query {
     if fields.is_empty() {
         return query;
     }
-    if let [field] = fields {
-        return in_field(query, field);
+    let boosted = |query: Query, boost: Factor| {
+        if boost == Factor::ONE {
+            query
+        } else {
+            Query::Boost(Box::new(query), boost)
+        }
+    };
+    if let [(field, boost)] = fields {
+        let (field, boost) = (field.clone(), *boost);
+        return map_default_words(query, &mut |words| {
+            let query = match words {
+                DefaultWords::Term(word) => Query::Term(field_terms::text_term(&field, word)),
+                DefaultWords::Phrase(phrase) => Query::Phrase(phrase_in(phrase, &field)),
+            };
+            boosted(query, boost)
+        });
     }
     map_default_words(query, &mut |words| {
-        let should = fields
+        let queries = fields
             .iter()
-            .map(|field| match &words {
-                DefaultWords::Term(word) => Query::Term(field_terms::text_term(field, word)),
-                DefaultWords::Phrase(phrase) => Query::Phrase(phrase_in(phrase, field)),
+            .map(|(field, boost)| {
+                let query = match &words {
+                    DefaultWords::Term(word) => Query::Term(field_terms::text_term(field, word)),
+                    DefaultWords::Phrase(phrase) => Query::Phrase(phrase_in(phrase, field)),
+                };
+                boosted(query, *boost)
             })
             .collect();
-        Query::Bool(BoolQuery {
-            should,
-            ..BoolQuery::default()
-        })
+        match combine {
+            Combine::Sum => Query::Bool(BoolQuery {
+                should: queries,
+                ..BoolQuery::default()
+            }),
+            Combine::DisMax(tie_breaker) => Query::DisMax(DisMaxQuery {
+                queries,
+                tie_breaker,
+            }),
+        }
     })
 }
 
@@ -128,13 +215,22 @@ mod tests {
             in_field(query.clone(), "summary").to_string(),
             "+summary:game +section:games summary:\"board game\""
         );
-        let fields = ["summary".to_string(), "description".to_string()];
+        let fields = DefaultFields::parse(&["summary".into(), "description^2".into()]).unwrap();
         assert_eq!(
-            across_fields(query, &fields).to_string(),
-            "+(summary:game description:game) +section:games (summary:\"board game\" description:\"board game\")"
+            across_fields(query.clone(), &fields.fields, Combine::Sum).to_string(),
+            "+(summary:game description:game^2) +section:games (summary:\"board game\" description:\"board game\"^2)"
+        );
+        assert_eq!(
+            across_fields(query, &fields.fields, Combine::DisMax(Factor::new(0.5).unwrap()))
+                .to_string(),
+            "+(summary:game | description:game^2)~0.5 +section:games (summary:\"board game\" | description:\"board game\"^2)~0.5"
         );
         // A word already in a field is not moved again.
         let placed = Query::Term(field_terms::text_term("title", "x"));
-        assert_eq!(across_fields(placed.clone(), &fields), placed);
+        assert_eq!(
+            across_fields(placed.clone(), &fields.fields, Combine::Sum),
+            placed
+        );
+        assert!(DefaultFields::parse(&["title^x".into()]).is_err());
     }
 }

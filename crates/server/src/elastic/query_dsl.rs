@@ -2,9 +2,10 @@
 //! scores wherever apcache answers at all.
 //!
 //! Understood: `match_all`, `match_none`, `term`, `terms`, `range`, `exists`, `ids`, `bool`,
-//! `constant_score`, `query_string` and `match`. Anything else, and any option of these that
-//! apcache does not implement, is a 400 that names it: a query that silently ignored an option
-//! would answer a different question than the one asked.
+//! `constant_score`, `dis_max`, `query_string`, `match`, `match_phrase` and `multi_match`.
+//! Anything else, and any option of these that apcache does not implement, is a 400 that names
+//! it: a query that silently ignored an option would answer a different question than the one
+//! asked.
 //!
 //! # Scores
 //!
@@ -22,18 +23,25 @@
 //! - `term` on a keyword or boolean field is a Lucene `TermQuery`, scored by BM25 without
 //!   norms, which apcache cannot compute yet: it is refused in a scoring context, with the
 //!   advice to put it under `bool.filter` or `constant_score` (same matches, constant score).
-//! - `boost` other than 1 is refused in a scoring context (apcache's queries carry no boost);
-//!   in a filter context it changes nothing and is accepted.
+//! - `boost` multiplies the query's score ([`Query::Boost`]); in a filter context it changes
+//!   nothing.
+//! - `match`, `match_phrase` and `term` on a text field search that field and score with its
+//!   own statistics, as Lucene scores a field. `multi_match` matches the text in each of its
+//!   fields (`title^3` boosts one) and combines them as its `type` says: `best_fields` (the
+//!   default) takes the best field plus `tie_breaker` times the others ([`Query::DisMax`]),
+//!   `most_fields` adds them up, `phrase` takes the best field's phrase. `query_string`
+//!   searches words without a field in `fields` (or `default_field`, or every text field),
+//!   each word's clauses combined as `best_fields` combines them.
 //! - `bool` sums its `must` and `should` clauses' scores, as Lucene's `BooleanQuery`; a `bool`
 //!   of only `must_not` clauses matches every other document with score 0, and an empty
 //!   `bool` is `match_all`, as in Elasticsearch.
 //!
-//! Text fields are indexed together, as one stream of words: `match` may name a text field
-//! only where that is the same as searching them all (the index's one text field, or `title`
-//! or `body` of a title-and-body index).
+//! An index of tab-separated documents joins its `title` and `body` into one stream of words:
+//! there `match` may name a text field only where that is the same as searching them all.
 
 use apcache_index::query::{
-    exists_query, range_query, term_query, BoolQuery, DefaultOperator, Query, QueryError, RangeEnd,
+    exists_query, range_query, term_query, BoolQuery, Combine, DefaultFields, DefaultOperator,
+    DisMaxQuery, Factor, Query, QueryError, RangeEnd,
 };
 use apcache_index::schema::{FieldType, Mapping, ID_FIELD};
 use serde_json::{Map, Value};
@@ -42,7 +50,7 @@ use crate::api_error::ApiError;
 use crate::catalog::ServedIndex;
 use crate::config::ServerConfig;
 use crate::native::default_operator;
-use crate::search::{check_query, parse_text};
+use crate::search::{check_query, parse_text_in};
 
 /// Whether a query's score is seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,24 +104,29 @@ fn known(options: &Map<String, Value>, query: &str, allowed: &[&str]) -> Result<
     Ok(())
 }
 
-/// Checks a query's `boost`: any number in a filter context (it changes nothing there), only 1
-/// where the score is seen.
-fn boost(options: &Map<String, Value>, query: &str, context: Context) -> Result<(), ApiError> {
+/// A query's `boost`: the factor of its score (1 when absent), a number at least 0.
+fn boost(options: &Map<String, Value>, query: &str) -> Result<Factor, ApiError> {
     let Some(value) = options.get("boost") else {
-        return Ok(());
+        return Ok(Factor::ONE);
     };
-    let boost = value.as_f64().ok_or_else(|| {
-        ApiError::parsing(format!(
-            "[{query}] query: [boost] must be a number, not {value}"
-        ))
-    })?;
-    if context == Context::Scoring && boost != 1.0 {
-        return Err(ApiError::illegal(format!(
-            "[{query}] query: boost {boost} is not supported where the score counts (apcache's \
-             queries carry no boost); leave it out, or use the query as a filter"
-        )));
+    value
+        .as_f64()
+        .and_then(|boost| Factor::new(boost as f32))
+        .ok_or_else(|| {
+            ApiError::parsing(format!(
+                "[{query}] query: [boost] must be a number at least 0, not {value}"
+            ))
+        })
+}
+
+/// `query` with its score multiplied by `factor` where the score counts (a filter's boost
+/// changes nothing).
+fn boosted(query: Query, factor: Factor, context: Context) -> Query {
+    if context == Context::Filter || factor == Factor::ONE {
+        query
+    } else {
+        Query::Boost(Box::new(query), factor)
     }
-    Ok(())
 }
 
 /// A JSON scalar as the text a field's type reads.
@@ -199,8 +212,7 @@ impl<'a> Dsl<'a> {
             "match_all" => {
                 let options = object(body, kind)?;
                 known(options, kind, &["boost"])?;
-                boost(options, kind, context)?;
-                Ok(Query::All)
+                Ok(boosted(Query::All, boost(options, kind)?, context))
             }
             "match_none" => {
                 let options = object(body, kind)?;
@@ -216,15 +228,17 @@ impl<'a> Dsl<'a> {
             "constant_score" => self.constant_score(body, context),
             "query_string" => self.query_string(body, context),
             "match" => self.matches(body, context),
-            "match_phrase" | "multi_match" | "simple_query_string" => {
-                Err(ApiError::parsing(format!(
-                "[{kind}] queries are not supported by apcache; write the words (or a \"quoted \
-                 phrase\") in a query_string query"
-            )))
-            }
+            "match_phrase" => self.match_phrase(body, context),
+            "multi_match" => self.multi_match(body, context),
+            "dis_max" => self.dis_max(body, context),
+            "simple_query_string" => Err(ApiError::parsing(
+                "[simple_query_string] queries are not supported by apcache; write the words \
+                 (or a \"quoted phrase\") in a query_string query",
+            )),
             other => Err(ApiError::parsing(format!(
                 "unknown query [{other}]: apcache understands match_all, match_none, term, terms, \
-                 range, exists, ids, bool, constant_score, query_string and match"
+                 range, exists, ids, bool, constant_score, dis_max, query_string, match, \
+                 match_phrase and multi_match"
             ))),
         }
     }
@@ -279,10 +293,11 @@ impl<'a> Dsl<'a> {
     /// `{"term": {"field": "value"}}`, `{"term": {"field": {"value": "value", "boost": 1}}}`.
     fn term(&self, body: &Value, context: Context) -> Result<Query, ApiError> {
         let (field, spec) = single(object(body, "term")?, "term")?;
+        let mut factor = Factor::ONE;
         let value = match spec {
             Value::Object(options) => {
                 known(options, "term", &["value", "boost", "case_insensitive"])?;
-                boost(options, "term", context)?;
+                factor = boost(options, "term")?;
                 match options.get("case_insensitive") {
                     None | Some(Value::Bool(false)) => {}
                     Some(_) => {
@@ -297,13 +312,14 @@ impl<'a> Dsl<'a> {
             }
             value => value,
         };
-        self.term_of(field, &scalar(value, "term")?, "term", context)
+        let query = self.term_of(field, &scalar(value, "term")?, "term", context)?;
+        Ok(boosted(query, factor, context))
     }
 
     /// `{"terms": {"field": ["a", "b"], "boost": 1}}`: any of the values, a constant score.
     fn terms(&self, body: &Value, context: Context) -> Result<Query, ApiError> {
         let options = object(body, "terms")?;
-        boost(options, "terms", context)?;
+        let factor = boost(options, "terms")?;
         let mut fields = options.iter().filter(|(k, _)| k.as_str() != "boost");
         let (field, values) = match (fields.next(), fields.next()) {
             (Some((field, _)), _) if field == "_name" => {
@@ -334,7 +350,7 @@ impl<'a> Dsl<'a> {
             ..BoolQuery::default()
         });
         Ok(match context {
-            Context::Scoring => constant_one(query),
+            Context::Scoring => boosted(constant_one(query), factor, context),
             Context::Filter => query,
         })
     }
@@ -370,7 +386,7 @@ impl<'a> Dsl<'a> {
                 }
             }
         }
-        boost(options, "range", context)?;
+        let factor = boost(options, "range")?;
         let end = |exclusive: &str, inclusive: &str| -> Result<RangeEnd, ApiError> {
             match (options.get(exclusive), options.get(inclusive)) {
                 (Some(_), Some(_)) => Err(ApiError::parsing(format!(
@@ -389,7 +405,9 @@ impl<'a> Dsl<'a> {
         };
         let (lower, upper) = (end("gt", "gte")?, end("lt", "lte")?);
         // Both ranges score 1 where the score counts, as Elasticsearch's do.
-        range_query(self.mapping(), field, &lower, &upper).map_err(|e| field_error(e, "range"))
+        let query = range_query(self.mapping(), field, &lower, &upper)
+            .map_err(|e| field_error(e, "range"))?;
+        Ok(boosted(query, factor, context))
     }
 
     /// `{"exists": {"field": "f"}}`: documents with a value of the field (or of any field of
@@ -397,7 +415,7 @@ impl<'a> Dsl<'a> {
     fn exists(&self, body: &Value, context: Context) -> Result<Query, ApiError> {
         let options = object(body, "exists")?;
         known(options, "exists", &["field", "boost"])?;
-        boost(options, "exists", context)?;
+        let factor = boost(options, "exists")?;
         let field = options
             .get("field")
             .and_then(Value::as_str)
@@ -418,7 +436,7 @@ impl<'a> Dsl<'a> {
             exists_query(mapping, field).map_err(|e| field_error(e, "exists"))?
         };
         Ok(match context {
-            Context::Scoring => constant_one(query),
+            Context::Scoring => boosted(constant_one(query), factor, context),
             Context::Filter => query,
         })
     }
@@ -427,7 +445,7 @@ impl<'a> Dsl<'a> {
     fn ids(&self, body: &Value, context: Context) -> Result<Query, ApiError> {
         let options = object(body, "ids")?;
         known(options, "ids", &["values", "boost"])?;
-        boost(options, "ids", context)?;
+        let factor = boost(options, "ids")?;
         self.check_own_ids("ids")?;
         let Some(Value::Array(values)) = options.get("values") else {
             return Err(ApiError::parsing(
@@ -444,7 +462,7 @@ impl<'a> Dsl<'a> {
             ..BoolQuery::default()
         });
         Ok(match context {
-            Context::Scoring => constant_one(query),
+            Context::Scoring => boosted(constant_one(query), factor, context),
             Context::Filter => query,
         })
     }
@@ -475,7 +493,7 @@ impl<'a> Dsl<'a> {
                 "adjust_pure_negative",
             ],
         )?;
-        boost(options, "bool", context)?;
+        let factor = boost(options, "bool")?;
         if options
             .get("adjust_pure_negative")
             .is_some_and(|v| *v != Value::Bool(true))
@@ -494,7 +512,7 @@ impl<'a> Dsl<'a> {
         let filter = list("filter", Context::Filter)?;
         if must.is_empty() && should.is_empty() && must_not.is_empty() && filter.is_empty() {
             // Elasticsearch's empty bool matches every document, scoring 1.
-            return Ok(Query::All);
+            return Ok(boosted(Query::All, factor, context));
         }
         let required = !must.is_empty() || !filter.is_empty();
         match options.get("minimum_should_match") {
@@ -528,24 +546,49 @@ impl<'a> Dsl<'a> {
             // filter).
             must.push(Query::Filter(Box::new(Query::All)));
         }
-        Ok(Query::Bool(BoolQuery {
+        let query = Query::Bool(BoolQuery {
             must,
             should,
             must_not,
-        }))
+        });
+        Ok(boosted(query, factor, context))
+    }
+
+    /// `{"dis_max": {"queries": [...], "tie_breaker": 0.3}}`.
+    fn dis_max(&self, body: &Value, context: Context) -> Result<Query, ApiError> {
+        let options = object(body, "dis_max")?;
+        known(options, "dis_max", &["queries", "tie_breaker", "boost"])?;
+        let factor = boost(options, "dis_max")?;
+        let Some(Value::Array(items)) = options.get("queries") else {
+            return Err(ApiError::parsing(
+                "[dis_max] query needs [queries], a list of queries",
+            ));
+        };
+        let queries = items
+            .iter()
+            .map(|q| self.clause(q, context))
+            .collect::<Result<Vec<_>, _>>()?;
+        if queries.is_empty() {
+            return Ok(nothing());
+        }
+        let query = Query::DisMax(DisMaxQuery {
+            queries,
+            tie_breaker: tie_breaker(options, "dis_max")?,
+        });
+        Ok(boosted(query, factor, context))
     }
 
     /// `{"constant_score": {"filter": {...}, "boost": 1}}`.
     fn constant_score(&self, body: &Value, context: Context) -> Result<Query, ApiError> {
         let options = object(body, "constant_score")?;
         known(options, "constant_score", &["filter", "boost"])?;
-        boost(options, "constant_score", context)?;
+        let factor = boost(options, "constant_score")?;
         let filter = options
             .get("filter")
             .ok_or_else(|| ApiError::parsing("[constant_score] query needs a [filter]"))?;
         let query = self.clause(filter, Context::Filter)?;
         Ok(match context {
-            Context::Scoring => constant_one(query),
+            Context::Scoring => boosted(constant_one(query), factor, context),
             Context::Filter => query,
         })
     }
@@ -557,7 +600,11 @@ impl<'a> Dsl<'a> {
             .resolve(field)
             .map(|f| f.field_type.into_owned())
         {
-            Some(FieldType::Text(_)) if text_field_alone_ok(self.mapping(), field) => Ok(()),
+            Some(FieldType::Text(_))
+                if !self.mapping().joined_text() || text_field_alone_ok(self.mapping(), field) =>
+            {
+                Ok(())
+            }
             Some(FieldType::Text(_)) => Err(ApiError::illegal(one_stream_message(query, field))),
             Some(other) => Err(ApiError::illegal(format!(
                 "[{query}]: [{field}] is a {} field, not a text field; write {field}:value in \
@@ -570,47 +617,118 @@ impl<'a> Dsl<'a> {
         }
     }
 
-    /// `{"query_string": {"query": "...", "default_operator": "and"}}`: the query language,
-    /// with field clauses on the mapping.
+    /// The fields a `query_string` or a `multi_match` names (`title^3`), checked: `None` for
+    /// none or `*` (every text field).
+    fn field_list(&self, value: Option<&Value>, query: &str) -> Result<DefaultFields, ApiError> {
+        let names: Vec<String> = match value {
+            None => Vec::new(),
+            Some(Value::String(name)) => vec![name.clone()],
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| {
+                    item.as_str().map(str::to_owned).ok_or_else(|| {
+                        ApiError::parsing(format!("[{query}]: a field is a string, not {item}"))
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            Some(other) => {
+                return Err(ApiError::parsing(format!(
+                    "[{query}]: [fields] is a list of field names, not {other}"
+                )))
+            }
+        };
+        if names.iter().any(|n| n == "*") {
+            if names.len() > 1 {
+                return Err(ApiError::parsing(format!(
+                    "[{query}]: [*] stands for every text field; name no other field beside it"
+                )));
+            }
+            return Ok(DefaultFields::default());
+        }
+        if let Some(pattern) = names.iter().find(|n| n.contains('*') || n.contains('?')) {
+            return Err(ApiError::illegal(format!(
+                "[{query}]: field patterns such as [{pattern}] are not supported; name the \
+                 fields, or use * for every text field"
+            )));
+        }
+        let fields = DefaultFields::parse(&names).map_err(|e| field_error(e, query))?;
+        for (field, _) in &fields.fields {
+            self.check_text_field(field, query)?;
+        }
+        Ok(fields)
+    }
+
+    /// `{"query_string": {"query": "...", "default_operator": "and", "fields": ["title^2",
+    /// "summary"]}}`: the query language, with field clauses on the mapping. Words without a
+    /// field search `fields` (or `default_field`; else every text field), each word's clauses
+    /// combined as Elasticsearch's `best_fields` combines them (the best field's score plus
+    /// `tie_breaker` times the others').
     fn query_string(&self, body: &Value, context: Context) -> Result<Query, ApiError> {
         let options = object(body, "query_string")?;
         known(
             options,
             "query_string",
-            &["query", "default_operator", "default_field", "boost"],
+            &[
+                "query",
+                "default_operator",
+                "default_field",
+                "fields",
+                "tie_breaker",
+                "type",
+                "boost",
+            ],
         )?;
-        boost(options, "query_string", context)?;
+        let factor = boost(options, "query_string")?;
         let text = options
             .get("query")
             .and_then(Value::as_str)
             .ok_or_else(|| ApiError::parsing("[query_string] query needs a [query] string"))?;
-        if let Some(field) = options.get("default_field") {
-            let field = field
-                .as_str()
-                .ok_or_else(|| ApiError::parsing("[query_string]: [default_field] is a string"))?;
-            if field != "*" {
-                self.check_text_field(field, "query_string")?;
-            }
+        if options.contains_key("default_field") && options.contains_key("fields") {
+            return Err(ApiError::parsing(
+                "[query_string]: give [default_field] or [fields], not both",
+            ));
         }
+        let listed = options
+            .get("fields")
+            .or_else(|| options.get("default_field"));
+        let combine = match options.get("type").and_then(Value::as_str) {
+            None | Some("best_fields") => Combine::DisMax(tie_breaker(options, "query_string")?),
+            Some("most_fields") => Combine::Sum,
+            Some(other) => {
+                return Err(ApiError::illegal(format!(
+                    "[query_string]: type [{other}] is not supported (best_fields and \
+                     most_fields are)"
+                )))
+            }
+        };
+        let fields = self
+            .field_list(listed, "query_string")?
+            .combined_by(combine);
         let operator = operator_of(options.get("default_operator"), "default_operator")?;
-        Ok(parse_text(self.index, text, operator, self.config)?.0)
+        let query = parse_text_in(self.index, text, operator, self.config, &fields)?.0;
+        Ok(boosted(query, factor, context))
     }
 
     /// `{"match": {"field": "text"}}`, `{"match": {"field": {"query": "text", "operator":
-    /// "and"}}}`: words of a text field, or the value of another field (as `term`).
+    /// "and", "minimum_should_match": 1, "boost": 2}}}`: words of a text field, or the value of
+    /// another field (as `term`).
     fn matches(&self, body: &Value, context: Context) -> Result<Query, ApiError> {
         let (field, spec) = single(object(body, "match")?, "match")?;
-        let (value, operator) = match spec {
+        let (value, options) = match spec {
             Value::Object(options) => {
-                known(options, "match", &["query", "operator", "boost"])?;
-                boost(options, "match", context)?;
+                known(
+                    options,
+                    "match",
+                    &["query", "operator", "minimum_should_match", "boost"],
+                )?;
                 let value = options
                     .get("query")
                     .ok_or_else(|| ApiError::parsing("[match] query needs a [query]"))?;
-                (value, options.get("operator"))
+                (value, Some(options))
             }
             value => (value, None),
         };
+        let factor = options.map_or(Ok(Factor::ONE), |o| boost(o, "match"))?;
         let text = scalar(value, "match")?;
         let is_text = matches!(
             self.mapping()
@@ -623,15 +741,235 @@ impl<'a> Dsl<'a> {
             if self.mapping().resolve(field).is_none() {
                 self.check_text_field(field, "match")?;
             }
-            return self.term_of(field, &text, "match", context);
+            let query = self.term_of(field, &text, "match", context)?;
+            return Ok(boosted(query, factor, context));
         }
         self.check_text_field(field, "match")?;
-        let operator = operator_of(operator, "operator")?;
-        let escaped = escape_words(&text);
+        let operator = operator_of(options.and_then(|o| o.get("operator")), "operator")?;
+        let fields =
+            DefaultFields::parse(&[field.to_owned()]).map_err(|e| field_error(e, "match"))?;
+        let query = self.words(&text, operator, &fields)?;
+        let query = match options.and_then(|o| o.get("minimum_should_match")) {
+            Some(spec) => at_least(query, spec, "match")?,
+            None => query,
+        };
+        Ok(boosted(query, factor, context))
+    }
+
+    /// `text` as words (no query syntax) searched in `fields` with `operator`.
+    fn words(
+        &self,
+        text: &str,
+        operator: DefaultOperator,
+        fields: &DefaultFields,
+    ) -> Result<Query, ApiError> {
+        let escaped = escape_words(text);
         if escaped.trim().is_empty() {
             return Ok(nothing());
         }
-        Ok(parse_text(self.index, &escaped, operator, self.config)?.0)
+        Ok(parse_text_in(self.index, &escaped, operator, self.config, fields)?.0)
+    }
+
+    /// `{"match_phrase": {"field": "words in order"}}`, `{"match_phrase": {"field": {"query":
+    /// "...", "slop": 1, "boost": 2}}}`.
+    fn match_phrase(&self, body: &Value, context: Context) -> Result<Query, ApiError> {
+        let (field, spec) = single(object(body, "match_phrase")?, "match_phrase")?;
+        let (value, options) = match spec {
+            Value::Object(options) => {
+                known(options, "match_phrase", &["query", "slop", "boost"])?;
+                let value = options
+                    .get("query")
+                    .ok_or_else(|| ApiError::parsing("[match_phrase] query needs a [query]"))?;
+                (value, Some(options))
+            }
+            value => (value, None),
+        };
+        let factor = options.map_or(Ok(Factor::ONE), |o| boost(o, "match_phrase"))?;
+        let slop = slop_of(options.and_then(|o| o.get("slop")), "match_phrase")?;
+        let text = scalar(value, "match_phrase")?;
+        self.check_text_field(field, "match_phrase")?;
+        let fields = DefaultFields::parse(&[field.to_owned()])
+            .map_err(|e| field_error(e, "match_phrase"))?;
+        let query = self.phrase(&text, slop, &fields)?;
+        Ok(boosted(query, factor, context))
+    }
+
+    /// `text` as one phrase with `slop`, searched in `fields`.
+    fn phrase(&self, text: &str, slop: u32, fields: &DefaultFields) -> Result<Query, ApiError> {
+        let quoted = quote_phrase(text, slop);
+        Ok(parse_text_in(
+            self.index,
+            &quoted,
+            DefaultOperator::Or,
+            self.config,
+            fields,
+        )?
+        .0)
+    }
+
+    /// `{"multi_match": {"query": "...", "fields": ["title^3", "summary"], "type":
+    /// "best_fields", "tie_breaker": 0.3, "operator": "and"}}`: the text matched in each field
+    /// as `match` (or `match_phrase` for type `phrase`) matches it, the fields' queries
+    /// combined as the type says.
+    fn multi_match(&self, body: &Value, context: Context) -> Result<Query, ApiError> {
+        let options = object(body, "multi_match")?;
+        known(
+            options,
+            "multi_match",
+            &[
+                "query",
+                "fields",
+                "type",
+                "tie_breaker",
+                "operator",
+                "minimum_should_match",
+                "slop",
+                "boost",
+            ],
+        )?;
+        let factor = boost(options, "multi_match")?;
+        let text = scalar(
+            options
+                .get("query")
+                .ok_or_else(|| ApiError::parsing("[multi_match] query needs a [query]"))?,
+            "multi_match",
+        )?;
+        let fields = self.field_list(options.get("fields"), "multi_match")?;
+        let fields: Vec<(String, Factor)> = if fields.fields.is_empty() {
+            self.mapping()
+                .text_fields()
+                .map(|f| (f.to_owned(), Factor::ONE))
+                .collect()
+        } else {
+            fields.fields
+        };
+        let kind = options
+            .get("type")
+            .map(|t| {
+                t.as_str().ok_or_else(|| {
+                    ApiError::parsing(format!("[multi_match]: [type] is a string, not {t}"))
+                })
+            })
+            .transpose()?
+            .unwrap_or("best_fields");
+        let operator = operator_of(options.get("operator"), "operator")?;
+        if kind != "phrase" && options.contains_key("slop") {
+            return Err(ApiError::parsing(
+                "[multi_match]: [slop] goes with type phrase",
+            ));
+        }
+        let mut per_field = Vec::with_capacity(fields.len());
+        for (field, field_boost) in &fields {
+            let one = DefaultFields {
+                fields: vec![(field.clone(), Factor::ONE)],
+                combine: Combine::Sum,
+            };
+            let query = match kind {
+                "phrase" => {
+                    let slop = slop_of(options.get("slop"), "multi_match")?;
+                    self.phrase(&text, slop, &one)?
+                }
+                "best_fields" | "most_fields" => {
+                    let query = self.words(&text, operator, &one)?;
+                    match options.get("minimum_should_match") {
+                        Some(spec) => at_least(query, spec, "multi_match")?,
+                        None => query,
+                    }
+                }
+                other => {
+                    return Err(ApiError::illegal(format!(
+                        "[multi_match]: type [{other}] is not supported (best_fields, \
+                         most_fields and phrase are)"
+                    )))
+                }
+            };
+            per_field.push(boosted(query, *field_boost, Context::Scoring));
+        }
+        let query = match kind {
+            "most_fields" => Query::Bool(BoolQuery {
+                should: per_field,
+                ..BoolQuery::default()
+            }),
+            _ => Query::DisMax(DisMaxQuery {
+                queries: per_field,
+                tie_breaker: tie_breaker(options, "multi_match")?,
+            }),
+        };
+        Ok(boosted(query, factor, context))
+    }
+}
+
+/// The `tie_breaker` option (0 when absent), a number from 0 to 1.
+fn tie_breaker(options: &Map<String, Value>, query: &str) -> Result<Factor, ApiError> {
+    match options.get("tie_breaker") {
+        None => Ok(Factor::new(0.0).expect("0 is a factor")),
+        Some(value) => value
+            .as_f64()
+            .filter(|t| (0.0..=1.0).contains(t))
+            .and_then(|t| Factor::new(t as f32))
+            .ok_or_else(|| {
+                ApiError::parsing(format!(
+                    "[{query}]: [tie_breaker] is a number from 0 to 1, not {value}"
+                ))
+            }),
+    }
+}
+
+/// A phrase's `slop` option (0 when absent).
+fn slop_of(value: Option<&Value>, query: &str) -> Result<u32, ApiError> {
+    match value {
+        None => Ok(0),
+        Some(value) => value
+            .as_u64()
+            .filter(|&slop| slop <= u64::from(apcache_index::query::MAX_SLOP))
+            .map(|slop| slop as u32)
+            .ok_or_else(|| {
+                ApiError::parsing(format!(
+                    "[{query}]: [slop] is a whole number from 0 to {}, not {value}",
+                    apcache_index::query::MAX_SLOP
+                ))
+            }),
+    }
+}
+
+/// `text` as one quoted phrase of the query language, with `slop`.
+fn quote_phrase(text: &str, slop: u32) -> String {
+    let mut quoted = String::with_capacity(text.len() + 8);
+    quoted.push('"');
+    for c in text.chars() {
+        if matches!(c, '"' | '\\') {
+            quoted.push('\\');
+        }
+        quoted.push(c);
+    }
+    quoted.push('"');
+    if slop > 0 {
+        quoted.push_str(&format!("~{slop}"));
+    }
+    quoted
+}
+
+/// `query` (a `match`'s words) with at least as many of its optional words matching as
+/// `spec` asks: Elasticsearch's `minimum_should_match`, for none, one or all of them.
+fn at_least(query: Query, spec: &Value, name: &str) -> Result<Query, ApiError> {
+    let Query::Bool(mut group) = query else {
+        // One word (or none): nothing to count.
+        return Ok(query);
+    };
+    if !group.must.is_empty() {
+        return Ok(Query::Bool(group));
+    }
+    match minimum_should_match(spec, group.should.len())? {
+        0 | 1 => Ok(Query::Bool(group)),
+        n if n == group.should.len() => {
+            group.must = std::mem::take(&mut group.should);
+            Ok(Query::Bool(group))
+        }
+        n => Err(ApiError::illegal(format!(
+            "[{name}] query: minimum_should_match {spec} asks {n} of {} words; apcache \
+             supports none, one, or all of them",
+            group.should.len()
+        ))),
     }
 }
 
