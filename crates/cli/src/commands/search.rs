@@ -10,7 +10,7 @@ use anyhow::Context;
 use apcache_cli::options::{open_index, QueryArgs, ServingArgs};
 use apcache_index::highlight::{HighlightOptions, Highlighter};
 use apcache_index::plain_query::plain_query;
-use apcache_index::query::{parse_query_in, Query};
+use apcache_index::query::{parse_query_in_fields, DefaultFields, Query};
 use apcache_index::search::{
     IndexReader, LoadMode, SearchOptions, SearchResult, Searcher, SortedResult,
 };
@@ -70,6 +70,11 @@ pub struct SearchArgs {
     /// output as `field: value` lines, in JSON as its `_source`.
     #[arg(long, value_delimiter = ',', value_name = "FIELD")]
     fields: Vec<String>,
+    /// The text fields words without a field search (comma-separated, `title^3` to boost
+    /// one); every text field of the mapping by default. A word matches in any of them, the
+    /// scores of the fields that match added up (Lucene's multi-field query parser).
+    #[arg(long, value_delimiter = ',', value_name = "FIELD[^BOOST]")]
+    default_field: Vec<String>,
 }
 
 /// One run of the query: how long it took, whether the result cache answered it, and whether
@@ -293,11 +298,20 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
     let (query, notes) = if args.topics.parse == Some(topic_run::ParseArg::Plain) {
         (plain_query(&text, &reader.analyzer()), Vec::new())
     } else {
-        parse_query_in(
+        let fields = DefaultFields::parse(&args.default_field)
+            .map_err(|e| anyhow::anyhow!("--default-field: {e}"))?;
+        if !args.default_field.is_empty() && reader.mapping().joined_text() {
+            anyhow::bail!(
+                "--default-field: this index joins its text fields into one (tab-separated \
+                 documents); its words are searched together"
+            );
+        }
+        parse_query_in_fields(
             &text,
             &reader.analyzer(),
             args.query_args.default_operator(),
             reader.mapping(),
+            &fields,
         )
         .with_context(|| format!("cannot parse the query {text:?}"))?
     };
