@@ -14,8 +14,10 @@
 
 use std::collections::HashSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+
+mod common;
 
 use apcache_bench::long_disjunctions::LongDisjunctions;
 use apcache_bench::query_sets::{
@@ -31,48 +33,6 @@ use apcache_index::search::{IndexReader, Norms, SearchOptions, Searcher};
 const DOCUMENTS: usize = 20_000;
 const K: usize = 10;
 const TOLERANCE: f32 = 1e-5;
-
-fn repository() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The newest modification time of the files under `dir`.
-fn newest_under(dir: &Path) -> std::time::SystemTime {
-    let mut newest = std::time::SystemTime::UNIX_EPOCH;
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        let time = if path.is_dir() {
-            newest_under(&path)
-        } else {
-            entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
-        };
-        newest = newest.max(time);
-    }
-    newest
-}
-
-/// The lucene-peer jar, built if missing or older than its sources.
-fn lucene_peer() -> PathBuf {
-    let tool = repository().join("tools/lucene-peer");
-    let jar = tool.join("target/lucene-peer.jar");
-    let built = std::fs::metadata(&jar).and_then(|m| m.modified()).ok();
-    let sources = newest_under(&tool.join("src")).max(
-        std::fs::metadata(tool.join("pom.xml"))
-            .and_then(|m| m.modified())
-            .unwrap_or(std::time::SystemTime::UNIX_EPOCH),
-    );
-    if built.is_none_or(|built| built < sources) {
-        let status = Command::new("bash")
-            .arg(tool.join("build.sh"))
-            .status()
-            .expect("tools/lucene-peer/build.sh needs bash, Java 17+ and Maven");
-        assert!(status.success(), "building tools/lucene-peer failed");
-    }
-    jar
-}
 
 fn queries(shared: &Path) -> Vec<QuerySpec> {
     let tasks = shared.join("queries/luceneutil/wikimedium.10M.tasks");
@@ -257,7 +217,7 @@ fn top_10_and_counts_agree_with_lucene() {
     }
     drop(out);
 
-    let jar = lucene_peer();
+    let jar = common::lucene_peer();
     let lucene_index = work.path().join("lucene");
     let status = Command::new("java")
         .arg("-jar")

@@ -48,3 +48,46 @@ pub fn sample() -> PathBuf {
 pub fn path(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
+
+/// The newest modification time of the files under `dir`.
+fn newest_under(dir: &Path) -> std::time::SystemTime {
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let time = if path.is_dir() {
+            newest_under(&path)
+        } else {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
+        };
+        newest = newest.max(time);
+    }
+    newest
+}
+
+/// The lucene-peer jar, built if missing or older than its sources.
+pub fn lucene_peer() -> PathBuf {
+    let tool = repository().join("tools/lucene-peer");
+    let jar = tool.join("target/lucene-peer.jar");
+    let built = std::fs::metadata(&jar).and_then(|m| m.modified()).ok();
+    let sources = newest_under(&tool.join("src")).max(
+        std::fs::metadata(tool.join("pom.xml"))
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::SystemTime::UNIX_EPOCH),
+    );
+    if built.is_none_or(|built| built < sources) {
+        let status = Command::new("bash")
+            .arg(tool.join("build.sh"))
+            .status()
+            .expect("tools/lucene-peer/build.sh needs bash, Java 17+ and Maven");
+        assert!(status.success(), "building tools/lucene-peer failed");
+    }
+    jar
+}
+
+/// The repository's root.
+pub fn repository() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.stream.Stream;
+import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
 import org.apache.lucene.document.NumericDocValuesField;
@@ -40,14 +41,7 @@ final class Indexer {
   static void run(
       Path input, Path indexDir, long maxDocs, boolean positions, boolean store, PrintWriter out)
       throws IOException {
-    IndexWriterConfig config =
-        new IndexWriterConfig(Schema.analyzer())
-            .setOpenMode(IndexWriterConfig.OpenMode.CREATE)
-            .setSimilarity(Schema.similarity())
-            .setRAMBufferSizeMB(RAM_BUFFER_MB)
-            .setUseCompoundFile(false)
-            .setMergeScheduler(new SerialMergeScheduler())
-            .setMergePolicy(new LogByteSizeMergePolicy());
+    IndexWriterConfig config = writerConfig(Schema.analyzer());
 
     Field text =
         new Field(Schema.TEXT, "", positions ? Schema.TEXT_TYPE_WITH_POSITIONS : Schema.TEXT_TYPE);
@@ -81,19 +75,42 @@ final class Indexer {
       writer.forceMerge(1);
       writer.commit();
     }
-    long end = System.nanoTime();
+    out.println(summary(docs, start, mergeStart, System.nanoTime(), indexDir, ""));
+  }
+
+  /**
+   * The writer every index command uses: one thread (merges too), adjacent merges only, so that
+   * internal doc ids follow the order documents are added in; it (re)creates the index.
+   */
+  static IndexWriterConfig writerConfig(Analyzer analyzer) {
+    return new IndexWriterConfig(analyzer)
+        .setOpenMode(IndexWriterConfig.OpenMode.CREATE)
+        .setSimilarity(Schema.similarity())
+        .setRAMBufferSizeMB(RAM_BUFFER_MB)
+        .setUseCompoundFile(false)
+        .setMergeScheduler(new SerialMergeScheduler())
+        .setMergePolicy(new LogByteSizeMergePolicy());
+  }
+
+  /**
+   * The JSON line an index command prints at the end, times from {@link System#nanoTime}, with
+   * {@code moreFields} (",\"name\":value..." or "") before the closing brace.
+   */
+  static String summary(
+      long docs, long start, long mergeStart, long end, Path indexDir, String moreFields)
+      throws IOException {
     double seconds = (end - start) / 1e9;
-    out.println(
-        String.format(
-            Locale.ROOT,
-            "{\"docs\":%d,\"seconds\":%.3f,\"docs_per_s\":%.1f,\"merge_seconds\":%.3f,"
-                + "\"index_bytes\":%d,\"lucene\":%s}",
-            docs,
-            seconds,
-            docs / seconds,
-            (end - mergeStart) / 1e9,
-            directoryBytes(indexDir),
-            Json.string(Version.LATEST.toString())));
+    return String.format(
+        Locale.ROOT,
+        "{\"docs\":%d,\"seconds\":%.3f,\"docs_per_s\":%.1f,\"merge_seconds\":%.3f,"
+            + "\"index_bytes\":%d,\"lucene\":%s%s}",
+        docs,
+        seconds,
+        docs / seconds,
+        (end - mergeStart) / 1e9,
+        directoryBytes(indexDir),
+        Json.string(Version.LATEST.toString()),
+        moreFields);
   }
 
   private static long directoryBytes(Path dir) throws IOException {

@@ -15,8 +15,10 @@ import java.util.Set;
  * Command-line entry point of lucene-peer, apcache's reference peer built on Lucene 9.12.
  *
  * <p>Dispatches to the {@code index}, {@code search}, {@code tokens}, {@code serve-stdin} and
- * {@code bench} commands (see README.md). Everything printed goes to stdout as UTF-8; usage errors
- * exit with status 2.
+ * {@code bench} commands over apcache's title/body corpus, and to {@code index-json} and {@code
+ * search-json} over JSON documents under an Elasticsearch mapping (see README.md). Everything
+ * printed goes to stdout as UTF-8; usage errors exit with status 2, bad input (a mapping or
+ * document that cannot be indexed) with status 1 and a one-line message.
  */
 public final class LucenePeer {
   private static final String USAGE =
@@ -28,7 +30,9 @@ public final class LucenePeer {
           "  tokens <input-file> [--docs N]",
           "  serve-stdin <index-dir>",
           "  bench <index-dir> <queries-file> [-k 10] [--count] [--warmup R] [--repeat R]"
-              + " [--paced]");
+              + " [--paced]",
+          "  index-json <input.jsonl> <index-dir> <mapping.json> [--id-field id]",
+          "  search-json <index-dir> <mapping.json> <queries.jsonl>");
 
   private LucenePeer() {}
 
@@ -81,11 +85,28 @@ public final class LucenePeer {
               a.flag("--paced"),
               out);
         }
+        case "index-json" -> {
+          Args a = Args.parse(rest, 3, Set.of("--id-field"), Set.of());
+          JsonIndexer.run(
+              Path.of(a.pos(0)),
+              Path.of(a.pos(1)),
+              Path.of(a.pos(2)),
+              a.stringOpt("--id-field", "id"),
+              out);
+        }
+        case "search-json" -> {
+          Args a = Args.parse(rest, 3, Set.of(), Set.of());
+          JsonSearch.run(Path.of(a.pos(0)), Path.of(a.pos(1)), Path.of(a.pos(2)), out);
+        }
         default -> throw new UsageException("unknown command: " + argv[0]);
       }
     } catch (UsageException e) {
       System.err.println("lucene-peer: " + e.getMessage() + "\n" + USAGE);
       System.exit(2);
+    } catch (IllegalArgumentException e) {
+      out.flush();
+      System.err.println("lucene-peer: " + e.getMessage());
+      System.exit(1);
     } finally {
       out.flush();
     }
@@ -129,6 +150,10 @@ public final class LucenePeer {
 
     String pos(int i) {
       return positional.get(i);
+    }
+
+    String stringOpt(String name, String fallback) {
+      return options.getOrDefault(name, fallback);
     }
 
     boolean flag(String name) {
