@@ -22,17 +22,19 @@ import org.apache.lucene.store.FSDirectory;
  * The {@code search-json} command: runs {@link JsonQueries} requests against an {@code
  * index-json} index, one JSON line out per line in, for apcache's agreement tests.
  *
- * <p>A request is {@code {"query": Q, "sort": [..], "k": 10}} ("sort" and "k" optional). The
- * answer is {@code {"count": N, "hits": [{"id": .., "score": .., "sort": [..]}, ..]}}: the exact
- * number of matches ({@link IndexSearcher#count}) and the top k, by score (ties to the lower doc
- * id) or by the sort ({@link JsonSort}). Scores print as {@link Float#toString}, which reads back
- * as the same float; under a sort without {@code _score} Lucene computes none and they print as
- * null. A request that fails prints {@code {"error": ..}} and the next one runs.
+ * <p>A request is {@code {"query": Q, "sort": [..], "k": 10}} ("sort" and "k" optional; a
+ * "class" label, which apcache's generated queries carry, is ignored). The answer is {@code
+ * {"count": N, "hits": [{"id": .., "score": .., "sort": [..]}, ..]}}: the exact number of
+ * matches ({@link IndexSearcher#count}) and the top k, by score (ties to the lower doc id) or by
+ * the sort ({@link JsonSort}). Scores print as {@link Float#toString}, which reads back as the
+ * same float; under a sort without {@code _score} Lucene computes none and they print as null. A
+ * request that fails prints {@code {"error": ..}} and the next one runs.
  *
  * <p>Single-threaded, with BM25(1.2, 0.75) and no query cache, like {@code search}.
  */
 final class JsonSearch {
-  private static final Set<String> REQUEST_KEYS = Set.of("query", "sort", "k");
+  /** A request's keys; {@code "class"} is a label for the reader (the query's kind), ignored. */
+  private static final Set<String> REQUEST_KEYS = Set.of("query", "sort", "k", "class");
 
   private final IndexSearcher searcher;
   private final JsonMapping mapping;
