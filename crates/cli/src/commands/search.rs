@@ -469,7 +469,11 @@ fn print_result(
         }
         print_hits(query, result, took, &hits, args.k);
         for hit in hits.iter().filter(|_| !args.fields.is_empty()) {
-            println!("{} ({}):", hit.id, hit.title);
+            if hit.title.is_empty() {
+                println!("{}:", hit.id);
+            } else {
+                println!("{} ({}):", hit.id, hit.title);
+            }
             if let serde_json::Value::Object(fields) = selected_fields(&hit.source, &args.fields) {
                 for (field, value) in fields {
                     println!("    {field}: {value}");

@@ -7,7 +7,7 @@
 //! scored with different statistics; [`FieldScorers`] holds one scorer per field, and the
 //! cursor of a named field's term scores with its field's scorer and lengths.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -122,10 +122,10 @@ pub fn field_of(term: &str) -> &str {
 /// The one text field every term of `terms` scores in, or `None` when they span several
 /// (evaluators that share one scorer and one set of lengths between clauses need one).
 pub fn single_field<'q>(terms: impl IntoIterator<Item = &'q str>) -> Option<&'q str> {
-    let fields: BTreeSet<&str> = terms.into_iter().map(field_of).collect();
-    match fields.len() {
-        0 => Some(""),
-        1 => fields.into_iter().next(),
-        _ => None,
-    }
+    let mut terms = terms.into_iter();
+    let Some(first) = terms.next() else {
+        return Some("");
+    };
+    let field = field_of(first);
+    terms.all(|term| field_of(term) == field).then_some(field)
 }

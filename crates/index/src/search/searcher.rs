@@ -135,15 +135,15 @@ impl<'a> Searcher<'a> {
         self.scorers(options).default_field().clone()
     }
 
-    /// Each term of `query`'s weight (its IDF in its field), with the document frequencies of
+    /// Each of `query_terms`' weight (its IDF in its field), with the document frequencies of
     /// `terms` or of the collection's statistics.
     fn weights(
         &self,
         scorers: &FieldScorers,
-        query: &Query,
+        query_terms: &[&str],
         terms: &QueryTerms,
     ) -> HashMap<String, f32> {
-        scorers.weights(query.terms(), |term| {
+        scorers.weights(query_terms.iter().copied(), |term| {
             self.collection
                 .as_ref()
                 .and_then(|stats| stats.doc_freqs.get(term).copied())
@@ -238,10 +238,11 @@ impl<'a> Searcher<'a> {
         }
         let scorers = self.scorers(options);
         let scorers = scorers.as_ref();
-        let weights = self.weights(scorers, query, terms);
+        let query_terms = query.terms();
+        let weights = self.weights(scorers, &query_terms, terms);
         // Evaluators that share one scorer and one set of lengths between their clauses run
         // only when every term scores in one field; others score each term in its own.
-        let field = single_field(query.terms());
+        let field = single_field(query_terms.iter().copied());
         let bm25 = scorers.of_field(field.unwrap_or(""));
         let mut top = TopK::new(options.k);
         let mut total = 0u64;
