@@ -260,9 +260,17 @@ fn debian_documents_agree_with_lucene() {
     assert_eq!(lucene.len(), queries.len());
     let mut failures: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     let mut matched = 0u64;
+    let (mut scores, mut bit_equal, mut empty) = (0usize, 0usize, 0usize);
     for (query, theirs) in queries.iter().zip(&lucene) {
         let ours = apcache_answer(&reader, reader.mapping(), query);
         matched += ours.count;
+        empty += usize::from(ours.count == 0);
+        for (a, b) in ours.hits.iter().zip(&theirs.hits) {
+            if let (Some(x), Some(y)) = (a.score, b.score) {
+                scores += 1;
+                bit_equal += usize::from(x.to_bits() == y.to_bits());
+            }
+        }
         if let Err(why) = agrees(&ours, theirs) {
             failures
                 .entry(query.class)
@@ -270,7 +278,12 @@ fn debian_documents_agree_with_lucene() {
                 .push(format!("{}: {why}", query.to_line()));
         }
     }
-    assert!(matched > 0, "the queries match nothing");
+    eprintln!(
+        "{} queries ({empty} match nothing), {matched} matches; {scores} scores compared, \
+         {bit_equal} equal to the bit",
+        queries.len()
+    );
+    assert!(matched > 0 && empty < queries.len() / 10, "the queries match too little");
     let report: Vec<String> = failures
         .iter()
         .map(|(class, f)| format!("{class}: {} disagree, first: {}", f.len(), f[0]))

@@ -2,22 +2,26 @@
 
 `server` builds an index of the bundled Wikipedia sample and starts the binary on a free
 loopback port, once per session; its teardown is itself a test: SIGTERM must stop the server
-with exit status 0 within 10 s. `browser` is headless Chromium under Playwright, taken from
+with exit status 0 within 10 s. `json_server` does the same for a small index of JSON documents
+under a mapping (JSON_DOCS, JSON_MAPPING), served by a second server. `browser` is headless Chromium under Playwright, taken from
 the system (Debian's package), never downloaded.
 
 Environment:
   APCACHE_BIN         the binary (default target/release/apcache, relative to the repository)
   CHROMIUM            the browser (default /usr/bin/chromium)
   APCACHE_SCREENSHOT  where test_ui.py saves a screenshot of a results page (unset: none)
+  APCACHE_SCREENSHOT_JSON  where test_ui_json.py saves one of JSON documents (unset: none)
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[3]
 SAMPLE = REPO / "data" / "enwiki-sample.tsv"
 INDEX_NAME = "sample"
+JSON_INDEX_NAME = "shelf"
 
 HEALTH_TIMEOUT_S = 60
 SHUTDOWN_TIMEOUT_S = 10
@@ -69,14 +74,47 @@ def tail(path: Path, limit: int = 8000) -> str:
     return text[-limit:] or "(nothing)"
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    binary = apcache_bin()
-    work = tmp_path_factory.mktemp("apcache")
-    index_dir = work / INDEX_NAME
+# The JSON documents of `json_server`: 20 books in 4 sections, with a text summary, a long size,
+# a keyword array, a date, a boolean and a nested object. Book 0 has a long summary, book 3
+# no title (its hit is titled by its _id), book 7 a value with a quote and a backslash.
+SECTIONS = ["poetry", "history", "science", "travel"]
+JSON_MAPPING = {
+    "properties": {
+        "title": {"type": "text", "fields": {"keyword": {"type": "keyword"}}},
+        "summary": {"type": "text"},
+        "section": {"type": "keyword"},
+        "size": {"type": "long"},
+        "tags": {"type": "keyword"},
+        "published": {"type": "date"},
+        "in_print": {"type": "boolean"},
+        "publisher": {"properties": {"name": {"type": "keyword"}, "city": {"type": "keyword"}}},
+    }
+}
 
+
+def json_doc(i: int) -> dict:
+    summary = f"A book about the river, number {i}. " + (
+        "It follows the river from its source to the sea, through every town. " * 12 if i == 0 else ""
+    )
+    return {
+        "_id": f"book-{i}",
+        "title": "" if i == 3 else f"River book {i}",
+        "summary": summary,
+        "section": SECTIONS[i % 4],
+        "size": 120 + 13 * i,
+        "tags": ["river", "odd" if i % 2 else "even"] + (['say "hi" \\ bye'] if i == 7 else []),
+        "published": f"2021-03-{i + 1:02d}",
+        "in_print": i % 3 == 0,
+        "publisher": {"name": f"Press {i % 3}", "city": "Paris" if i % 2 else "Lyon"},
+    }
+
+
+JSON_DOCS = [json_doc(i) for i in range(20)]
+
+
+def build_index(binary: Path, inputs: list[Path], index_dir: Path, *extra: str) -> None:
     built = subprocess.run(
-        [str(binary), "index", str(SAMPLE), "-o", str(index_dir), "--force"],
+        [str(binary), "index", *map(str, inputs), "-o", str(index_dir), "--force", *extra],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -88,12 +126,41 @@ def server(tmp_path_factory: pytest.TempPathFactory):
             pytrace=False,
         )
 
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory):
+    binary = apcache_bin()
+    work = tmp_path_factory.mktemp("apcache")
+    index_dir = work / INDEX_NAME
+    build_index(binary, [SAMPLE], index_dir)
+    with serving(binary, work, f"{INDEX_NAME}={index_dir}") as url:
+        yield Server(url=url, index=INDEX_NAME)
+
+
+@pytest.fixture(scope="session")
+def json_server(tmp_path_factory: pytest.TempPathFactory):
+    """A second server, of the index JSON_INDEX_NAME of JSON_DOCS under JSON_MAPPING."""
+    binary = apcache_bin()
+    work = tmp_path_factory.mktemp("apcache-json")
+    docs, mapping = work / "docs.jsonl", work / "mapping.json"
+    docs.write_text("".join(json.dumps(doc) + "\n" for doc in JSON_DOCS))
+    mapping.write_text(json.dumps(JSON_MAPPING))
+    index_dir = work / JSON_INDEX_NAME
+    build_index(binary, [docs], index_dir, "--mapping", str(mapping))
+    with serving(binary, work, f"{JSON_INDEX_NAME}={index_dir}") as url:
+        yield Server(url=url, index=JSON_INDEX_NAME)
+
+
+@contextmanager
+def serving(binary: Path, work: Path, *indexes: str):
+    """`apcache serve INDEXES` on a free loopback port, healthy: its URL. On exit, SIGTERM must
+    stop it with status 0 within SHUTDOWN_TIMEOUT_S (a failed test otherwise)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     stdout_path, stderr_path = work / "serve.stdout", work / "serve.stderr"
     with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
         process = subprocess.Popen(
-            [str(binary), "serve", f"{INDEX_NAME}={index_dir}", "--addr", f"127.0.0.1:{port}"],
+            [str(binary), "serve", *indexes, "--addr", f"127.0.0.1:{port}"],
             cwd=REPO,
             stdin=subprocess.DEVNULL,
             stdout=stdout,
@@ -107,7 +174,13 @@ def server(tmp_path_factory: pytest.TempPathFactory):
             process.wait()
         raise
 
-    yield Server(url=url, index=INDEX_NAME)
+    try:
+        yield url
+    except BaseException:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        raise
 
     if process.poll() is not None:
         pytest.fail(

@@ -40,6 +40,8 @@ def test_a_visit(page: Page, server):
     expect(page.locator("#total")).to_contain_text(re.compile(r"\d+ results"))
     expect(page.locator("#took")).to_have_text(re.compile(r"^in [\d.,]+ ms$"))
     expect(page.locator("#error")).to_be_hidden()
+    # Tab-separated documents have no table of fields.
+    expect(page.locator(".hit .fields")).to_have_count(0)
 
     if path := os.environ.get("APCACHE_SCREENSHOT"):
         page.screenshot(path=path, full_page=True)

@@ -11,7 +11,10 @@ back depends on the query:
   c++           a parser note
   ( unbalanced  a query_parse_error whose position is the byte offset of the "("
   crash         a 500 with a plain-text body
+  json          two hits of JSON documents (a `source`) and one of a tab-separated one
   anything else 35 matches, ids 0..34
+
+GET /{name}/_mapping answers with MAPPING for wiki, and fails (500) for news.
 """
 
 from __future__ import annotations
@@ -37,6 +40,41 @@ INDEXES = [
 MAX_RESULTS = 10_000
 HOSTILE_TITLE = "<script>window.__pwned = true</script> & <b>bold</b>"
 HOSTILE_SNIPPET = '<img src=x onerror="window.__pwned = true"> snippet'
+
+
+MAPPING = {
+    "properties": {
+        "title": {"type": "text", "fields": {"keyword": {"type": "keyword"}}},
+        "body": {"type": "text"},
+        "section": {"type": "keyword"},
+        "size": {"type": "long"},
+        "ratio": {"type": "double"},
+        "tags": {"type": "keyword"},
+        "when": {"type": "date"},
+        "ok": {"type": "boolean"},
+        "author": {"properties": {"name": {"type": "keyword"}, "bio": {"type": "text"}}},
+    }
+}
+LONG_BODY = "word " * 100
+JSON_SOURCE = {
+    "title": "A <b>title</b>",
+    "body": LONG_BODY,
+    "section": '<img src=x onerror="window.__pwned = true">',
+    "size": 9007199254740993,  # past 2^53: JavaScript's number would round it
+    "ratio": 0.0,
+    "tags": ["a", 'b "c" \\ d'],
+    "when": "2021-03-04",
+    "ok": False,
+    "author": {"name": "Ann", "bio": "Writes."},
+    "extra": None,
+    "empty": [],
+}
+JSON_HITS = [
+    {"id": "j1", "_id": "j1", "score": 3.0, "title": "A <b>title</b>", "snippet": "", "source": JSON_SOURCE},
+    {"id": "j2", "_id": "j2", "score": 2.0, "title": "", "snippet": "", "source": {"section": "x"}},
+    {"id": "0", "_id": "0", "score": 1.0, "title": "Tab-separated", "snippet": "its body",
+     "source": {"title": "Tab-separated", "body": "its body"}},
+]
 
 
 def search(index: str, params: dict[str, str]) -> tuple[int, object]:
@@ -82,6 +120,8 @@ def search(index: str, params: dict[str, str]) -> tuple[int, object]:
     if q == "script":
         hits = [{"id": "<i>7</i>", "score": 1.0, "title": HOSTILE_TITLE, "snippet": HOSTILE_SNIPPET}]
         total = 1
+    if q == "json":
+        hits, total = JSON_HITS, len(JSON_HITS)
     if q == "marked":
         hits = [{"id": "3", "score": 2.0, "title": "Marked", "snippet": "unused",
                  "highlight": ["a <em>marked</em> word <b>not bold</b>", "and <em>again</em>"]}]
@@ -99,6 +139,7 @@ def error(status: int, kind: str, reason: str) -> dict:
 
 class Stub(BaseHTTPRequestHandler):
     requests: list[tuple[str, dict[str, str]]] = []
+    mapping_requests: list[str] = []
 
     def do_GET(self):  # noqa: N802 (the name http.server calls)
         url = urlsplit(self.path)
@@ -108,6 +149,11 @@ class Stub(BaseHTTPRequestHandler):
             self.reply(200, UI.read_bytes(), "text/html; charset=utf-8")
         elif url.path == "/indexes":
             self.reply(200, {"indexes": INDEXES})
+        elif url.path == "/wiki/_mapping":
+            Stub.mapping_requests.append("wiki")
+            self.reply(200, {"wiki": {"mappings": MAPPING}})
+        elif url.path == "/news/_mapping":
+            self.reply(500, error(500, "exception", "no mapping today"))
         elif len(parts) == 3 and parts[0] == "indexes" and parts[2] == "search":
             Stub.requests.append((parts[1], params))
             self.reply(*search(parts[1], params))
@@ -144,6 +190,7 @@ def stub():
 @pytest.fixture(autouse=True)
 def fresh_log():
     Stub.requests.clear()
+    Stub.mapping_requests.clear()
 
 
 def last_search() -> tuple[str, dict[str, str]]:
@@ -355,3 +402,76 @@ def test_highlighted_fragments_are_marked_and_never_parsed_as_html(page: Page, s
     expect(snippet.locator("mark").first).to_have_text("marked")
     expect(snippet).to_have_text("a marked word <b>not bold</b> … and again")
     expect(snippet.locator("b")).to_have_count(0)
+
+
+def field_cells(hit) -> dict[str, str]:
+    names = hit.locator("dl.fields dt").all_inner_texts()
+    return dict(zip(names, hit.locator("dl.fields dd").all_inner_texts()))
+
+
+def test_json_documents_show_their_fields(page: Page, stub: str):
+    page.goto(f"{stub}/ui?index=wiki&q=json&page=1")
+    hits = page.locator(".hit")
+    expect(hits).to_have_count(3)
+    first = hits.first
+    expect(first.locator(".title")).to_have_text("A <b>title</b>")
+    expect(first.locator("dl.fields dt")).to_have_text([
+        "title", "body", "section", "size", "ratio", "tags", "when", "ok", "author.name",
+        "author.bio", "extra", "empty"])
+    assert field_cells(first) == {
+        "title": "A <b>title</b>",
+        "body": LONG_BODY[:300].rstrip() + "…",
+        "section": '<img src=x onerror="window.__pwned = true">',
+        "size": "9007199254740993",
+        "ratio": "0.0",
+        "tags": 'a, b "c" \\ d',
+        "when": "2021-03-04",
+        "ok": "false",
+        "author.name": "Ann",
+        "author.bio": "Writes.",
+        "extra": "null",
+        "empty": "(empty)",
+    }
+    assert first.locator("b, img, script").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    # Text fields and nulls are not links; the rest are, each value its own.
+    links = first.locator("dl.fields a")
+    expect(links).to_have_text([
+        '<img src=x onerror="window.__pwned = true">', "9007199254740993", "0.0", "a",
+        'b "c" \\ d', "2021-03-04", "false", "Ann"])
+    assert [a.get_attribute("data-filter") for a in links.all()] == [
+        'section:"<img src=x onerror=\\"window.__pwned = true\\">"', 'size:"9007199254740993"',
+        'ratio:"0.0"', 'tags:"a"', 'tags:"b \\"c\\" \\\\ d"', 'when:"2021-03-04"', 'ok:"false"',
+        'author.name:"Ann"']
+    # An untitled document is titled by its _id. In an index of JSON documents (as the
+    # mapping says), a source of a title and a body is one too.
+    expect(hits.nth(1).locator(".title")).to_have_text("j2")
+    expect(hits.nth(2).locator(".title")).to_have_text("Tab-separated")
+    expect(hits.nth(2).locator(".snippet")).to_have_text("its body")
+    expect(hits.nth(2).locator("dl.fields dt")).to_have_text(["title", "body"])
+
+    # A filter goes through the URL and history.
+    first.locator("dl.fields a", has_text='b "c"').click()
+    wait_for_search(lambda _, params: params.get("q", "").endswith('d"'))
+    assert last_search() == ("wiki", {
+        "q": '(json) AND tags:"b \\"c\\" \\\\ d"', "k": "10", "offset": "0", "highlight": "true"})
+    expect(page.locator("#q")).to_have_value('(json) AND tags:"b \\"c\\" \\\\ d"')
+    page.go_back()
+    expect(page.locator("#q")).to_have_value("json")
+    expect(hits).to_have_count(3)
+    # The mapping was asked once for the index, however many searches.
+    assert Stub.mapping_requests == ["wiki"]
+
+
+def test_json_documents_without_a_mapping(page: Page, stub: str):
+    page.goto(f"{stub}/ui?index=news&q=json&page=1")  # news's mapping fails
+    hits = page.locator(".hit")
+    expect(hits).to_have_count(3)
+    expect(hits.first.locator("dl.fields dt")).to_have_count(12)
+    expect(hits.first.locator("dl.fields a")).to_have_count(0)
+    expect(page.locator("#error")).to_be_hidden()
+    # Without the mapping to say so, a source of a title and a body is a tab-separated one's,
+    # which looks as it always has.
+    expect(hits.nth(2).locator("dl.fields")).to_have_count(0)
+    expect(hits.nth(2).locator(".title")).to_have_text("Tab-separated")
+    expect(hits.nth(2).locator(".snippet")).to_have_text("its body")
