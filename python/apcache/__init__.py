@@ -17,6 +17,16 @@ Build an index, search it, run a set of TREC topics and evaluate the run::
     results = index.batch_search(topics, k=1000, threads=4)
     apcache.write_trec_run(results, "run.txt", tag="bm25")
 
+JSON documents (dicts) are indexed under an Elasticsearch mapping, or one inferred from
+them, and searched by field, filtered and sorted::
+
+    mapping = {"properties": {"summary": {"type": "text"}, "size": {"type": "long"}}}
+    with apcache.IndexWriter("/tmp/deb", mapping=mapping) as writer:
+        writer.add({"_id": "vim", "summary": "text editor", "size": 3000})
+    hits = apcache.Index("/tmp/deb").search("summary:editor", filter="size:[1000 TO *]",
+                                            sort=["size:desc"])
+    hits[0]._id, hits[0]._source, hits[0].sort       # "vim", {...}, [3000]
+
 Queries in `search` and `count` use Lucene's classic syntax (``parse="lucene"``);
 `batch_search` reads each query as a bag of words (``parse="plain"``), so that topic text
 with punctuation (``c++``, ``u.s.``, ``AIDS: treatment``) never fails. Either takes the other.

@@ -1,7 +1,7 @@
 """Type stubs of apcache's native module (python/src/lib.rs); see the package docstring."""
 
 from os import PathLike
-from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -9,8 +9,12 @@ _Path = Union[str, "PathLike[str]"]
 _Size = Union[int, str]
 _Queries = Union[Mapping[str, str], Iterable[Union[str, Tuple[object, str]]]]
 CollectionStats = Dict[str, Any]
-"""``{"doc_count": int, "total_tokens": int, "doc_freqs": {term: int}}``."""
+"""``{"doc_count": int, "total_tokens": int, "doc_freqs": {term: int}, "fields": {text field:
+{"documents": int, "tokens": int}}}`` (``fields`` optional when given back)."""
 _Document = Union[Tuple[Union[str, int], str, str], Mapping[str, object]]
+_Sort = Union[str, Sequence[Union[str, Tuple[str, str]]]]
+"""``"size:desc,package"``, ``["size:desc", "package"]`` or ``[("size", "desc")]``."""
+_DefaultField = Union[str, Sequence[str]]
 
 class ApcacheError(Exception):
     """The base of every error apcache raises."""
@@ -41,6 +45,15 @@ class Hit:
     """The stored title; None when the search asked for no fields."""
     body: Optional[str]
     """The stored body; None when the search asked for no fields."""
+    _id: Optional[str]
+    """For an index of JSON documents, the document's id (as `id`); None for title/body
+    documents."""
+    _source: Optional[Dict[str, Any]]
+    """For an index of JSON documents, the document as given (without its ``_id``); None for
+    title/body documents and when the search asked for no fields."""
+    sort: Optional[List[Any]]
+    """The hit's value of each sort key when the search sorted by fields (None where the
+    document has no value; dates in milliseconds since the epoch); None otherwise."""
     def to_dict(self) -> dict: ...
 
 class Index:
@@ -74,8 +87,20 @@ class Index:
         default_op: str = "or",
         fields: bool = True,
         stats: Optional[CollectionStats] = None,
+        filter: Optional[str] = None,
+        sort: Optional[_Sort] = None,
+        default_field: Optional[_DefaultField] = None,
     ) -> list[Hit]:
         """The best `k` documents for `query`, best first (QueryError if it does not parse).
+
+        `filter` is a query (Lucene syntax: ``"section:games AND size:[10 TO *]"``) that the
+        hits must match too, adding nothing to their scores. `sort` orders the matches by
+        fields instead of by score: keys ``"field"``, ``"field:asc"``, ``"field:desc"`` or
+        ``(field, order)`` on keyword, number, date and boolean fields, ``_score`` and
+        ``_doc``; documents without a value come last; each hit carries its values in
+        ``hit.sort``, and a sort without ``_score`` computes no score (NaN). ValueError for
+        an unknown or text field. `default_field` names the text fields words without a
+        field search (``["title^3", "summary"]``; default: every text field).
 
         With `stats` (a whole sharded collection's statistics: every shard's
         `collection_stats` summed) the index scores as a shard of that collection: BM25 with
@@ -92,13 +117,25 @@ class Index:
         default_op: str = "or",
         fields: bool = True,
         stats: Optional[CollectionStats] = None,
+        filter: Optional[str] = None,
+        sort: Optional[_Sort] = None,
+        default_field: Optional[_DefaultField] = None,
     ) -> Tuple[int, bool, list[Hit]]:
         """`(total, exact, hits)` in one evaluation: the best `k` documents (scored with
         `stats` when given, as `search`) and the number of matches, exact when `count`
-        (else a lower bound; `exact` says which), as `apcache serve`'s search reports them."""
-    def count(self, query: str, *, parse: str = "lucene", default_op: str = "or") -> int:
-        """The exact number of documents matching `query` (statistics do not change it:
-        a sharded count is the shards' counts summed)."""
+        (else a lower bound; `exact` says which), as `apcache serve`'s search reports them.
+        `filter`, `sort` and `default_field` as `search`; sorted by fields the total is exact."""
+    def count(
+        self,
+        query: str,
+        *,
+        parse: str = "lucene",
+        default_op: str = "or",
+        filter: Optional[str] = None,
+        default_field: Optional[_DefaultField] = None,
+    ) -> int:
+        """The exact number of documents matching `query` (and `filter`) (statistics do not
+        change it: a sharded count is the shards' counts summed)."""
     def collection_stats(
         self, query: str, *, parse: str = "lucene", default_op: str = "or"
     ) -> CollectionStats:
@@ -128,8 +165,8 @@ class Index:
         with the GIL released. `queries` is {qid: text}, (qid, text) pairs, or texts
         (numbered "0", "1", ...). Queries are bags of words unless parse="lucene"."""
     def doc(self, id: Union[str, int]) -> dict:
-        """The stored document with this external id (or number): id, doc, title, body.
-        KeyError when there is none."""
+        """The stored document with this external id (or number): id, doc, title, body, and
+        for an index of JSON documents _id and _source. KeyError when there is none."""
     def analyze(self, text: str) -> list[str]:
         """The terms the index's analyzer makes of `text`."""
     def highlight(
@@ -176,6 +213,14 @@ class Index:
 class IndexWriter:
     """Builds an index at `path` from documents added one at a time.
 
+    Documents are JSON documents (dicts), indexed under `mapping` (Elasticsearch's form,
+    ``{"properties": {"summary": {"type": "text"}, "size": {"type": "long"}}}``) or, without
+    one, a mapping inferred from them; a document's id is its ``_id``, else its `id_field`'s
+    value. A document that does not fit the mapping is refused by `add` (ValueError naming
+    the field and why). The older form, ``add(id, title, body)``, builds a title/body index
+    whose text is one field; a writer takes one form, set by `mapping`/`id_field` or by its
+    first document (a dict of only id, title and body, or contents, is the older form).
+
     Documents are spooled to a file beside the index, not held in memory; commit() builds
     the index from all of them (a later commit rebuilds it with the documents added since
     too). `positions` (on by default, as for `apcache index`) keeps each term's positions,
@@ -195,10 +240,21 @@ class IndexWriter:
         stop_words: bool = False,
         stem: bool = False,
         overwrite: bool = False,
+        mapping: Optional[Mapping[str, Any]] = None,
+        id_field: Optional[str] = None,
     ) -> None: ...
-    def add(self, id: Union[str, int], title: str, body: str) -> None:
-        """Adds one document (ValueError for an empty id, one with whitespace or one already
-        added, 1 and "1" being the same id; TypeError for a bool)."""
+    def add(
+        self,
+        document: Union[Mapping[str, Any], str, int, None] = None,
+        title: Optional[str] = None,
+        body: Optional[str] = None,
+        *,
+        id: Union[str, int, None] = None,
+    ) -> None:
+        """Adds one document: ``add({"_id": "a", "summary": ...})``, or ``add(id, title,
+        body)`` (ValueError for an empty id, one with whitespace or one already added, 1 and
+        "1" being the same id; TypeError for a bool; ValueError for a JSON document that
+        does not fit the mapping, or of the other form than the writer's)."""
     def add_many(self, documents: Iterable[_Document]) -> int:
         """Adds every document of an iterable, one at a time; returns how many."""
     def commit(self) -> dict:

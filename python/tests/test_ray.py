@@ -101,7 +101,8 @@ def test_collection_stats_sum_to_the_whole(four: ar.ShardedIndex, single: apcach
     for query in ["river valley", '"new york" city', "+griffith +observatory"]:
         whole = single.collection_stats(query)
         assert four.collection_stats(query) == whole
-        assert set(whole) == {"doc_count", "total_tokens", "doc_freqs"}
+        # `fields`: the named text fields' figures (none in a title/body index).
+        assert set(whole) == {"doc_count", "total_tokens", "doc_freqs", "fields"}
 
 
 def test_search_with_given_stats_equals_the_whole(sharded_paths: Dict[int, Path], single: apcache.Index) -> None:

@@ -283,7 +283,10 @@ fn debian_documents_agree_with_lucene() {
          {bit_equal} equal to the bit",
         queries.len()
     );
-    assert!(matched > 0 && empty < queries.len() / 10, "the queries match too little");
+    assert!(
+        matched > 0 && empty < queries.len() / 10,
+        "the queries match too little"
+    );
     let report: Vec<String> = failures
         .iter()
         .map(|(class, f)| format!("{class}: {} disagree, first: {}", f.len(), f[0]))

@@ -24,6 +24,7 @@ use serde::Serialize;
 
 use crate::format::{FileKind, FramedFile};
 use crate::manifest::{Manifest, MANIFEST};
+use crate::schema::field_terms;
 use crate::search::{length_to_norm, Bm25, TermEntry};
 use crate::segment::{SegmentMeta, SegmentReader};
 use crate::IndexError;
@@ -261,6 +262,38 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
         );
     }
     report.documents += u64::from(documents);
+    // Each named text field's lengths and scorer: its terms' blocks are bounded with them.
+    let mut field_lengths: std::collections::BTreeMap<&str, (Vec<u32>, Bm25)> =
+        std::collections::BTreeMap::new();
+    let field_norms_file = name(FileKind::FieldNorms);
+    for field in reader.text_fields() {
+        let lengths = field.norms.lengths();
+        let tokens: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
+        let with_field = lengths.iter().filter(|&&l| l > 0).count() as u64;
+        if (tokens, with_field) != (field.tokens, field.documents) {
+            report.problem(
+                &field_norms_file,
+                format!(
+                    "field [{}]: lengths sum to {tokens} in {with_field} documents, the table \
+                     records {} in {}",
+                    field.name, field.tokens, field.documents
+                ),
+            );
+        }
+        if let Some(local) = (0..lengths.len())
+            .find(|&l| field.norms.norm_bytes().get(l) != Some(&length_to_norm(lengths[l])))
+        {
+            report.problem(
+                &field_norms_file,
+                format!(
+                    "field [{}]: document {local}'s norm byte is not its length's",
+                    field.name
+                ),
+            );
+        }
+        let bm25 = Bm25::of_lengths(&lengths);
+        field_lengths.insert(field.name, (lengths, bm25));
+    }
 
     let mut stream = reader.dictionary().stream();
     let mut previous: Option<Vec<u8>> = None;
@@ -294,6 +327,26 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
         };
         let term_problem = |report: &mut CheckReport, file: &str, what: String| {
             report.problem(file, format!("term {shown:?}: {what}"));
+        };
+        // The lengths and scorer the term's blocks were bounded with: its text field's.
+        let named_field = std::str::from_utf8(term)
+            .ok()
+            .and_then(field_terms::text_field_of)
+            .map(|(field, _)| field)
+            .filter(|field| !field.is_empty());
+        let (term_lengths, term_bm25) = match named_field {
+            None => (&lengths, &bm25),
+            Some(field) => match field_lengths.get(field) {
+                Some((lengths, bm25)) => (lengths, bm25),
+                None => {
+                    term_problem(
+                        report,
+                        &field_norms_file,
+                        format!("no norms of its field [{field}]"),
+                    );
+                    continue;
+                }
+            },
         };
         // The per-term checksums queries verify (the files' own are verified above).
         if let Err(e) = reader.entry(ordinal) {
@@ -413,10 +466,14 @@ fn check_segment(reader: &SegmentReader, report: &mut CheckReport) {
                 }
                 max_freq = max_freq.max(freq);
                 total_freq += u64::from(freq);
-                match meta.docs.local(doc).and_then(|l| reader.doc_length(l)) {
+                match meta
+                    .docs
+                    .local(doc)
+                    .and_then(|l| term_lengths.get(l as usize).copied())
+                {
                     Some(length) => {
                         min_len = min_len.min(length);
-                        let key = bm25.saturation_key(freq, length);
+                        let key = term_bm25.saturation_key(freq, length);
                         if key > best_key {
                             (best, best_key) = ((freq, length), key);
                         }

@@ -290,6 +290,9 @@ proptest! {
     ) {
         let dir = tempfile::tempdir().unwrap();
         let reader = build(&docs, dir.path(), merge);
+        // `apcache check` finds every block bounded with its field's lengths.
+        let check = apcache_index::check::check_index(&dir.path().join("index")).unwrap();
+        prop_assert!(check.problems.is_empty(), "{:?}", check.problems);
         let searcher = Searcher::new(&reader);
         let reference = Reference::new(&docs);
         for query in &queries {

@@ -67,7 +67,8 @@ impl SearchHit {
 pub fn source_of(stored: &StoredDocument) -> serde_json::Value {
     let mut source = stored.source_json();
     if let serde_json::Value::Object(object) = &mut source {
-        object.remove("_id");
+        // Keeps the other fields in the document's order.
+        object.shift_remove("_id");
     }
     source
 }

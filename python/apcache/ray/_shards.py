@@ -121,12 +121,17 @@ def highlight_fields(fields: Mapping[str, Mapping[str, Any]]) -> HighlightFields
 def add_stats(parts: Sequence[Mapping[str, Any]]) -> Stats:
     """The sum of several shards' statistics (the whole collection's)."""
     doc_freqs: Dict[str, int] = {}
-    total: Stats = {"doc_count": 0, "total_tokens": 0, "doc_freqs": doc_freqs}
+    fields: Dict[str, Dict[str, int]] = {}
+    total: Stats = {"doc_count": 0, "total_tokens": 0, "doc_freqs": doc_freqs, "fields": fields}
     for part in parts:
         total["doc_count"] += part["doc_count"]
         total["total_tokens"] += part["total_tokens"]
         for term, df in part["doc_freqs"].items():
             doc_freqs[term] = doc_freqs.get(term, 0) + df
+        for name, figures in part.get("fields", {}).items():
+            summed = fields.setdefault(name, {"documents": 0, "tokens": 0})
+            summed["documents"] += figures["documents"]
+            summed["tokens"] += figures["tokens"]
     return total
 
 

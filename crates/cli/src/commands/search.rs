@@ -295,17 +295,20 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
         Some(_) => open_index(&args.dir, LoadMode::Mmap, allow_partial)?,
         None => args.query_args.open(&args.dir, allow_partial)?,
     };
+    let fields = DefaultFields::parse(&args.default_field)
+        .map_err(|e| anyhow::anyhow!("--default-field: {e}"))?;
+    if !args.default_field.is_empty() && reader.mapping().joined_text() {
+        anyhow::bail!(
+            "--default-field: this index joins its text fields into one (tab-separated \
+             documents); its words are searched together"
+        );
+    }
     let (query, notes) = if args.topics.parse == Some(topic_run::ParseArg::Plain) {
-        (plain_query(&text, &reader.analyzer()), Vec::new())
-    } else {
-        let fields = DefaultFields::parse(&args.default_field)
+        let query = fields
+            .spread(plain_query(&text, &reader.analyzer()), reader.mapping())
             .map_err(|e| anyhow::anyhow!("--default-field: {e}"))?;
-        if !args.default_field.is_empty() && reader.mapping().joined_text() {
-            anyhow::bail!(
-                "--default-field: this index joins its text fields into one (tab-separated \
-                 documents); its words are searched together"
-            );
-        }
+        (query, Vec::new())
+    } else {
         parse_query_in_fields(
             &text,
             &reader.analyzer(),

@@ -48,7 +48,7 @@ pub use error::QueryError;
 pub use field_query::{exists_query, range_query, term_query, RangeEnd};
 pub use note::QueryNote;
 pub use parser::{
-    check_text_field, escape, parse_query, parse_query_in, parse_query_in_fields,
-    parse_query_with_notes, DefaultOperator, MAX_NESTING, MAX_SLOP,
+    escape, parse_query, parse_query_in, parse_query_in_fields, parse_query_with_notes,
+    DefaultOperator, MAX_NESTING, MAX_SLOP,
 };
-pub use text_fields::{across_fields, in_field, Combine, DefaultFields};
+pub use text_fields::{across_fields, check_text_field, in_field, Combine, DefaultFields};

@@ -14,7 +14,7 @@ use super::ast::{BoolQuery, Factor, PhraseQuery, Query};
 use super::error::QueryError;
 use super::field_query::{exists_query, range_query, term_query, RangeEnd};
 use super::note::QueryNote;
-use super::text_fields::{across_fields, in_field, DefaultFields};
+use super::text_fields::{in_field, DefaultFields};
 use crate::schema::{FieldType, Mapping};
 
 /// The deepest nesting of parentheses [`parse_query`] accepts; deeper input is answered with
@@ -183,36 +183,7 @@ pub fn parse_query_in_fields(
     default_fields: &DefaultFields,
 ) -> Result<(Query, Vec<QueryNote>), QueryError> {
     let (query, notes) = parse(text, analyzer, default_operator, true, Some(mapping))?;
-    if mapping.joined_text() {
-        return Ok((query, notes));
-    }
-    let fields: Vec<(String, Factor)> = if default_fields.fields.is_empty() {
-        mapping
-            .text_fields()
-            .map(|field| (field.to_owned(), Factor::ONE))
-            .collect()
-    } else {
-        for (field, _) in &default_fields.fields {
-            check_text_field(mapping, field)?;
-        }
-        default_fields.fields.clone()
-    };
-    Ok((across_fields(query, &fields, default_fields.combine), notes))
-}
-
-/// Refuses `field` unless it is a text field of `mapping`.
-pub fn check_text_field(mapping: &Mapping, field: &str) -> Result<(), QueryError> {
-    match mapping.resolve(field) {
-        Some(resolved) if matches!(resolved.field_type.as_ref(), FieldType::Text(_)) => Ok(()),
-        Some(_) => Err(QueryError::InvalidFieldValue {
-            field: field.to_owned(),
-            value: String::new(),
-            reason: "not a text field: words are searched in text fields".into(),
-        }),
-        None => Err(QueryError::UnknownField {
-            field: field.to_owned(),
-        }),
-    }
+    Ok((default_fields.spread(query, mapping)?, notes))
 }
 
 /// [`parse_query`], with the notes when `take_notes` is set (and none otherwise), and field

@@ -9,7 +9,7 @@
 
 use super::ast::{BoolQuery, DisMaxQuery, Factor, PhraseQuery, Query};
 use super::error::QueryError;
-use crate::schema::field_terms;
+use crate::schema::{field_terms, FieldType, Mapping};
 
 /// `query` with every word and phrase of the default field searched in the text field
 /// `field` instead.
@@ -76,10 +76,46 @@ impl DefaultFields {
         })
     }
 
+    /// `query` with its words without a field spread over these fields (every text field of
+    /// `mapping` when none is named), each field checked to be a text field of `mapping`; as it
+    /// is under a mapping that joins its text fields ([`Mapping::joined_text`]), whose words
+    /// are the default field's.
+    pub fn spread(&self, query: Query, mapping: &Mapping) -> Result<Query, QueryError> {
+        if mapping.joined_text() {
+            return Ok(query);
+        }
+        if self.fields.is_empty() {
+            let every: Vec<(String, Factor)> = mapping
+                .text_fields()
+                .map(|field| (field.to_owned(), Factor::ONE))
+                .collect();
+            return Ok(across_fields(query, &every, self.combine));
+        }
+        for (field, _) in &self.fields {
+            check_text_field(mapping, field)?;
+        }
+        Ok(across_fields(query, &self.fields, self.combine))
+    }
+
     /// The same fields, a word's clauses combined by `combine`.
     pub fn combined_by(mut self, combine: Combine) -> DefaultFields {
         self.combine = combine;
         self
+    }
+}
+
+/// Refuses `field` unless it is a text field of `mapping`.
+pub fn check_text_field(mapping: &Mapping, field: &str) -> Result<(), QueryError> {
+    match mapping.resolve(field) {
+        Some(resolved) if matches!(resolved.field_type.as_ref(), FieldType::Text(_)) => Ok(()),
+        Some(_) => Err(QueryError::InvalidFieldValue {
+            field: field.to_owned(),
+            value: String::new(),
+            reason: "not a text field: words are searched in text fields".into(),
+        }),
+        None => Err(QueryError::UnknownField {
+            field: field.to_owned(),
+        }),
     }
 }
 

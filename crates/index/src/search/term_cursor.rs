@@ -118,8 +118,9 @@ pub struct TermCursor<'a> {
     blocks_decoded: u32,
     postings_decoded: u64,
     /// For a term of a named text field: the field's lengths and scorer, which score it
-    /// instead of the default field's.
-    field: Option<InField<'a>>,
+    /// instead of the default field's (boxed: the default field's cursors, the hot ones of a
+    /// title-and-body index, stay as small as they were).
+    field: Option<Box<InField<'a>>>,
 }
 
 /// The lengths and the scorer of a named text field, for the cursor of one of its terms.
@@ -213,7 +214,7 @@ impl<'a> TermCursor<'a> {
     /// field): [`TermCursor::score`] and the block bounds use them whatever scorer they are
     /// given.
     pub fn in_field(mut self, field: InField<'a>) -> TermCursor<'a> {
-        self.field = Some(field);
+        self.field = Some(Box::new(field));
         self.shallow_bound = None;
         self
     }
