@@ -100,6 +100,9 @@ fn reference_score(
         Query::Filter(_) | Query::Range(_) | Query::All => {
             unreachable!("field clauses are tested in tests/fields.rs")
         }
+        Query::Boost(..) | Query::DisMax(_) => {
+            unreachable!("boosts and dismax are tested in tests/text_fields.rs")
+        }
         Query::Bool(b) => {
             let sum = |clauses: &[Query]| -> (f32, bool) {
                 let mut s = 0f64;

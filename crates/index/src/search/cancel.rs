@@ -17,30 +17,50 @@
 //! evaluator carries it as a parameter and a search outside any scope pays one thread-local
 //! load per check.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::IndexError;
 
 thread_local! {
-    /// The flag of the scope open on this thread, or null.
+    /// The flag of the innermost scope open on this thread, or null: what [`check`] reads, one
+    /// load. It always points into an `Arc` that `SCOPES` holds.
     static FLAG: Cell<*const AtomicBool> = const { Cell::new(std::ptr::null()) };
+    /// The scopes open on this thread, innermost last: their ids and the flags they keep
+    /// alive. Scopes may be dropped in any order; each removes its own entry.
+    static SCOPES: RefCell<Vec<(u64, Arc<AtomicBool>)>> = const { RefCell::new(Vec::new()) };
+    /// The id the next scope opened on this thread takes.
+    static NEXT_ID: Cell<u64> = const { Cell::new(0) };
 }
 
-/// Binds a cancellation flag to the current thread until dropped.
+/// Binds a cancellation flag to the current thread until dropped. Scopes nest; dropped in any
+/// order, the flag checked is always the innermost open scope's, and never a freed one.
 pub struct CancelScope {
-    /// Keeps the flag alive while the thread-local pointer refers to it.
+    /// This scope's entry in the thread's list of open scopes.
+    id: u64,
     flag: Arc<AtomicBool>,
-    previous: *const AtomicBool,
+    /// The scope belongs to the thread it was opened on (its entry is in that thread's list).
+    _not_send: PhantomData<*const ()>,
 }
 
 impl CancelScope {
     /// Queries run on this thread while the scope lives stop with [`IndexError::Cancelled`]
     /// once `flag` is set.
     pub fn enter(flag: Arc<AtomicBool>) -> CancelScope {
-        let previous = FLAG.with(|f| f.replace(Arc::as_ptr(&flag)));
-        CancelScope { flag, previous }
+        let id = NEXT_ID.with(|next| {
+            let id = next.get();
+            next.set(id + 1);
+            id
+        });
+        SCOPES.with(|scopes| scopes.borrow_mut().push((id, flag.clone())));
+        FLAG.with(|f| f.set(Arc::as_ptr(&flag)));
+        CancelScope {
+            id,
+            flag,
+            _not_send: PhantomData,
+        }
     }
 
     /// The flag this scope watches.
@@ -51,7 +71,17 @@ impl CancelScope {
 
 impl Drop for CancelScope {
     fn drop(&mut self) {
-        FLAG.with(|f| f.set(self.previous));
+        // The thread's list may already be gone when a scope is dropped during thread exit.
+        let _ = SCOPES.try_with(|scopes| {
+            let mut scopes = scopes.borrow_mut();
+            if let Some(at) = scopes.iter().rposition(|(id, _)| *id == self.id) {
+                scopes.remove(at);
+            }
+            let innermost = scopes
+                .last()
+                .map_or(std::ptr::null(), |(_, flag)| Arc::as_ptr(flag));
+            let _ = FLAG.try_with(|f| f.set(innermost));
+        });
     }
 }
 
@@ -62,8 +92,9 @@ pub(crate) fn check() -> Result<(), IndexError> {
     if flag.is_null() {
         return Ok(());
     }
-    // SAFETY: a non-null pointer was set by a `CancelScope` on this thread, which holds an
-    // `Arc` to the flag and resets the pointer when dropped, so the flag is alive here.
+    // SAFETY: a non-null pointer is the flag of a scope in this thread's `SCOPES`, which holds
+    // an `Arc` to it; a scope's drop removes its entry and points `FLAG` at a flag still held
+    // there (or at null) before that `Arc` can go, so the flag is alive here.
     if unsafe { &*flag }.load(Ordering::Relaxed) {
         return Err(IndexError::Cancelled);
     }
@@ -118,6 +149,33 @@ mod tests {
             }
             assert!(matches!(check(), Err(IndexError::Cancelled)));
         }
+        assert!(check().is_ok());
+    }
+
+    #[test]
+    fn scopes_dropped_out_of_order_leave_no_freed_flag_behind() {
+        let outer = CancelScope::enter(Arc::new(AtomicBool::new(true)));
+        let inner = CancelScope::enter(Arc::new(AtomicBool::new(false)));
+        assert!(check().is_ok());
+        // The outer scope goes first: the inner one's flag is still the one checked.
+        drop(outer);
+        assert!(check().is_ok());
+        inner.flag().store(true, Ordering::Relaxed);
+        assert!(matches!(check(), Err(IndexError::Cancelled)));
+        drop(inner);
+        // Both gone (and the outer flag freed): nothing is checked.
+        assert!(check().is_ok());
+        // Three scopes, the middle one dropped first.
+        let a = CancelScope::enter(Arc::new(AtomicBool::new(false)));
+        let b = CancelScope::enter(Arc::new(AtomicBool::new(true)));
+        let c = CancelScope::enter(Arc::new(AtomicBool::new(false)));
+        drop(b);
+        assert!(check().is_ok());
+        drop(c);
+        assert!(check().is_ok());
+        a.flag().store(true, Ordering::Relaxed);
+        assert!(matches!(check(), Err(IndexError::Cancelled)));
+        drop(a);
         assert!(check().is_ok());
     }
 
