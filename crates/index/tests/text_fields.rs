@@ -51,7 +51,7 @@ impl Doc {
         object.insert("_id".into(), json!(format!("d{id}")));
         object.insert(
             "section".into(),
-            json!(if id % 2 == 0 { "even" } else { "odd" }),
+            json!(if id.is_multiple_of(2) { "even" } else { "odd" }),
         );
         if !self.title.is_empty() {
             object.insert("title".into(), json!(text(&self.title)));
