@@ -2,6 +2,8 @@
 //! tested for existence and sorted by, checked against a brute-force scan of the documents,
 //! over one merged segment and over several unmerged ones.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
@@ -247,23 +249,8 @@ fn query_strategy() -> impl Strategy<Value = Query> {
 /// Writes `docs` as JSON lines and builds an index of them in `dir`: merged into one segment,
 /// or left as the segments of two threads with interleaved runs of documents.
 fn build(docs: &[Doc], dir: &std::path::Path, merge: bool) -> IndexReader {
-    let input = dir.join("docs.jsonl");
-    let lines: Vec<String> = docs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| d.json(i).to_string())
-        .collect();
-    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
-    let index = dir.join("index");
-    let options = IndexOptions {
-        mapping: Some(mapping()),
-        merge,
-        batch_docs: 3,
-        threads: 2,
-        ..IndexOptions::default()
-    };
-    build_index(vec![Input::Path(input)], &index, &options, |_, _| {}).unwrap();
-    IndexReader::open(&index).unwrap()
+    let documents: Vec<Value> = docs.iter().enumerate().map(|(i, d)| d.json(i)).collect();
+    common::build_json_index(&documents, mapping(), dir, merge)
 }
 
 /// The ids of every document `query` matches, by the reference semantics.

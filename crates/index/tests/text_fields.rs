@@ -4,10 +4,10 @@
 //! length in the field, as Lucene does), over one merged segment and over several unmerged
 //! ones, with dynamic pruning and without.
 
+mod common;
+
 use std::collections::BTreeMap;
 
-use apcache_index::indexer::{build_index, IndexOptions};
-use apcache_index::ingest::Input;
 use apcache_index::query::{
     parse_query_in, parse_query_in_fields, BoolQuery, DefaultFields, DefaultOperator, DisMaxQuery,
     Factor, PhraseQuery, Query,
@@ -234,24 +234,8 @@ fn query_strategy() -> impl Strategy<Value = Query> {
 }
 
 fn build(docs: &[Doc], dir: &std::path::Path, merge: bool) -> IndexReader {
-    std::fs::create_dir_all(dir).unwrap();
-    let input = dir.join("docs.jsonl");
-    let lines: Vec<String> = docs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| d.json(i).to_string())
-        .collect();
-    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
-    let index = dir.join("index");
-    let options = IndexOptions {
-        mapping: Some(mapping()),
-        merge,
-        batch_docs: 3,
-        threads: 2,
-        ..IndexOptions::default()
-    };
-    build_index(vec![Input::Path(input)], &index, &options, |_, _| {}).unwrap();
-    IndexReader::open(&index).unwrap()
+    let documents: Vec<Value> = docs.iter().enumerate().map(|(i, d)| d.json(i)).collect();
+    common::build_json_index(&documents, mapping(), dir, merge)
 }
 
 /// Every hit of `query` (id and score), best first.
