@@ -259,3 +259,64 @@ def test_native_and_elasticsearch_agree(es, server, q):
     )
     titles = [hit["_source"]["title"] for hit in theirs["hits"]["hits"]]
     assert titles == [hit["title"] for hit in mine["hits"]]
+
+
+@pytest.fixture(scope="module")
+def es_json(json_server):
+    client = Elasticsearch(json_server.url, request_timeout=30)
+    yield client
+    client.close()
+
+
+def scores(response) -> dict[str, float]:
+    return {hit["_id"]: hit["_score"] for hit in response["hits"]["hits"]}
+
+
+def test_text_fields_through_the_client(es_json, json_server):
+    """An index of JSON documents: each text field searched and scored on its own, and the
+    DSL's combinations of them as Elasticsearch combines them."""
+    index = json_server.index
+    title = scores(es_json.search(index=index, query={"match": {"title": "river"}}, size=20))
+    summary = scores(es_json.search(index=index, query={"match": {"summary": "river"}}, size=20))
+    # Book 3 has no title; every summary names the river.
+    assert len(title) == 19 and "book-3" not in title
+    assert len(summary) == 20
+    best = es_json.search(
+        index=index,
+        query={"multi_match": {"query": "river", "fields": ["title^2", "summary"], "tie_breaker": 0.5}},
+        size=20,
+    )
+    assert len(best["hits"]["hits"]) == 20
+    for id_, score in scores(best).items():
+        a, b = 2 * title.get(id_, 0.0), summary[id_]
+        want = max(a, b) + 0.5 * min(a, b)
+        assert abs(score - want) <= 1e-5 * max(1.0, want), (id_, score, want)
+    summed = scores(
+        es_json.search(
+            index=index,
+            query={"multi_match": {"query": "river", "fields": ["title", "summary"], "type": "most_fields"}},
+            size=20,
+        )
+    )
+    for id_, score in summed.items():
+        want = title.get(id_, 0.0) + summary[id_]
+        assert abs(score - want) <= 1e-5 * max(1.0, want), (id_, score, want)
+    phrase = es_json.search(index=index, query={"match_phrase": {"summary": "number river"}}, size=20)
+    assert phrase["hits"]["total"]["value"] == 0
+    phrase = es_json.search(index=index, query={"match_phrase": {"summary": "about the river"}}, size=20)
+    assert phrase["hits"]["total"]["value"] == 20
+    # A text match filtered by a keyword and sorted by a number.
+    sorted_poetry = es_json.search(
+        index=index,
+        query={"bool": {"must": {"match": {"title": "book"}}, "filter": {"term": {"section": "poetry"}}}},
+        sort=[{"size": "desc"}],
+        size=20,
+    )
+    hits = sorted_poetry["hits"]["hits"]
+    assert hits and all(hit["_source"]["section"] == "poetry" for hit in hits)
+    sizes = [hit["sort"][0] for hit in hits]
+    assert sizes == sorted(sizes, reverse=True)
+    # A range on a text field is refused by name.
+    with pytest.raises(BadRequestError) as refused:
+        es_json.search(index=index, query={"range": {"title": {"gte": "a"}}})
+    assert "title" in str(refused.value)
