@@ -1,13 +1,15 @@
 //! The document model: a [`Mapping`] of fields and types in Elasticsearch's JSON form, and a
 //! [`Mapper`] that turns a JSON document into what the index keeps of it.
 //!
-//! Text fields are analyzed into the index's words; every text field of a document joins one
-//! stream of words in document order, as if joined by spaces (the default field that plain
-//! queries search, as a tab-separated document's title and body are), the values of one array
-//! [`TEXT_GAP`] positions apart so that a phrase never runs from one into the next. Keyword values and field existence are indexed as terms of their own
-//! ([`field_terms`]); keyword, numeric, date and boolean values are also kept in per-segment
-//! columns ([`crate::columns`]) for ranges and sorting. The document itself is stored as given
-//! (`_source`).
+//! Text fields are analyzed into words, each field's words indexed under its own name
+//! ([`field_terms::text_term`]) with its own lengths, so that BM25 scores each field as Lucene
+//! does; the values of one array are [`TEXT_GAP`] positions apart, so that a phrase never runs
+//! from one into the next. A mapping that joins its text (tab-separated documents' title and
+//! body, [`Mapping::joined_text`]) puts them all in the default field instead, one stream of
+//! words in document order. Keyword values and field existence are indexed as terms of their
+//! own ([`field_terms`]); keyword, numeric, date and boolean values are also kept in
+//! per-segment columns ([`crate::columns`]) for ranges and sorting. The document itself is
+//! stored as given (`_source`).
 
 mod date;
 mod document;

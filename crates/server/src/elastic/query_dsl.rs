@@ -160,9 +160,9 @@ fn nothing() -> Query {
 
 fn one_stream_message(query: &str, field: &str) -> String {
     format!(
-        "[{query}] on the text field [{field}]: apcache indexes the text fields of a document \
-         together, as one stream of words, and cannot search one of them alone; search them \
-         all with a query_string query without default_field"
+        "[{query}] on the text field [{field}]: this index joins the text fields of its \
+         documents (tab-separated title and body) into one stream of words, and cannot search \
+         one of them alone; search them all with a query_string query without default_field"
     )
 }
 
