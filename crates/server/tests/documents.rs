@@ -509,6 +509,13 @@ fn text_fields_are_searched_and_scored_one_by_one_and_combined() {
         id_set(&all(json!({"query_string": {"query": "sand desert"}}))),
         set(&["d4"])
     );
+    // prefix on a keyword: values starting with it, each scoring 1 (times its boost).
+    let prefixed = all(json!({"prefix": {"section": "boo"}}));
+    assert_eq!(id_set(&prefixed), set(&["d0", "d2", "d6"]));
+    assert!(score_map(&prefixed).values().all(|s| *s == 1.0));
+    let boosted_prefix = all(json!({"prefix": {"section": {"value": "n", "boost": 3}}}));
+    assert_eq!(id_set(&boosted_prefix), set(&["d3", "d7"]));
+    assert!(score_map(&boosted_prefix).values().all(|s| *s == 3.0));
     // term on a text field is the word as indexed.
     assert_eq!(
         id_set(&all(json!({"term": {"title": "lake"}}))),
@@ -779,6 +786,16 @@ fn what_apcache_does_not_do_is_refused_by_name() {
             json!({"query": {"match": {"summary": {"query": "river", "fuzziness": 1}}}}),
             "parsing_exception",
             "[fuzziness]",
+        ),
+        (
+            json!({"query": {"prefix": {"summary": "riv"}}}),
+            "illegal_argument_exception",
+            "[summary] is text",
+        ),
+        (
+            json!({"query": {"prefix": {"size": "1"}}}),
+            "illegal_argument_exception",
+            "not a keyword field",
         ),
         (
             json!({"query": {"match_phrase": {"section": "maps"}}}),

@@ -100,6 +100,43 @@ pub fn term_query(mapping: &Mapping, field: &str, value: &str) -> Result<Query, 
     }))
 }
 
+/// Documents with a value of the keyword field `field` that starts with `prefix`
+/// (Elasticsearch's `prefix` on a keyword): the values from `prefix` up to, not including, the
+/// first string after all of them in byte order, read from the field's column.
+pub fn prefix_query(mapping: &Mapping, field: &str, prefix: &str) -> Result<Query, QueryError> {
+    let field_type = exact_field(mapping, field)?;
+    if !matches!(field_type.as_ref(), FieldType::Keyword(_)) {
+        return Err(invalid(
+            field,
+            prefix,
+            "not a keyword field: prefixes match keywords",
+        ));
+    }
+    Ok(Query::Range(RangeQuery {
+        field: field.to_owned(),
+        bounds: RangeBounds::Keywords {
+            lower: Bound::Included(prefix.to_owned()),
+            upper: after_prefix(prefix).map_or(Bound::Unbounded, Bound::Excluded),
+        },
+    }))
+}
+
+/// The least string greater than every string that starts with `prefix` (its last character
+/// that can be incremented, incremented, the rest dropped); `None` when there is none (an empty
+/// prefix, or one of only the greatest character). UTF-8's byte order is code point order, so
+/// the bound holds in the byte order keyword columns compare in.
+fn after_prefix(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = (u32::from(last) + 1..=u32::from(char::MAX)).find_map(char::from_u32);
+        if let Some(next) = next {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
 /// Documents whose `field` holds a value between `lower` and `upper` (Elasticsearch's
 /// `range`, Lucene's `field:[a TO b]`).
 pub fn range_query(
@@ -328,6 +365,19 @@ mod tests {
             term_query(&m, "nope", "x"),
             Err(QueryError::UnknownField { .. })
         ));
+        let within = |value: &str| match prefix_query(&m, "section", "ga").unwrap() {
+            Query::Range(RangeQuery {
+                bounds: RangeBounds::Keywords { lower, upper },
+                ..
+            }) => std::ops::RangeBounds::contains(&(lower, upper), &value.to_owned()),
+            other => panic!("a keyword range, not {other:?}"),
+        };
+        assert!(within("ga") && within("games") && within("ga\u{10FFFF}x"));
+        assert!(!within("g") && !within("gb") && !within("fz"));
+        assert_eq!(after_prefix("a\u{10FFFF}"), Some("b".into()));
+        assert_eq!(after_prefix("\u{D7FF}"), Some("\u{E000}".into()));
+        assert_eq!(after_prefix(""), None);
+        assert!(prefix_query(&m, "size", "1").is_err());
         assert_eq!(
             term_query(&m, "summary", "x"),
             Ok(Query::Term(field_terms::text_term("summary", "x")))

@@ -45,7 +45,7 @@ mod text_fields;
 pub use ast::{BoolQuery, DisMaxQuery, Factor, PhraseQuery, Query, RangeBounds, RangeQuery};
 pub use clauses::{TooManyClauses, MAX_CLAUSES};
 pub use error::QueryError;
-pub use field_query::{exists_query, range_query, term_query, RangeEnd};
+pub use field_query::{exists_query, prefix_query, range_query, term_query, RangeEnd};
 pub use note::QueryNote;
 pub use parser::{
     escape, parse_query, parse_query_in, parse_query_in_fields, parse_query_with_notes,

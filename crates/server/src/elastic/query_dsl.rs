@@ -2,7 +2,8 @@
 //! scores wherever apcache answers at all.
 //!
 //! Understood: `match_all`, `match_none`, `term`, `terms`, `range`, `exists`, `ids`, `bool`,
-//! `constant_score`, `dis_max`, `query_string`, `match`, `match_phrase` and `multi_match`.
+//! `constant_score`, `dis_max`, `prefix` (on keywords), `query_string`, `match`, `match_phrase`
+//! and `multi_match`.
 //! Anything else, and any option of these that apcache does not implement, is a 400 that names
 //! it: a query that silently ignored an option would answer a different question than the one
 //! asked.
@@ -40,8 +41,8 @@
 //! there `match` may name a text field only where that is the same as searching them all.
 
 use apcache_index::query::{
-    exists_query, range_query, term_query, BoolQuery, Combine, DefaultFields, DefaultOperator,
-    DisMaxQuery, Factor, Query, QueryError, RangeEnd,
+    exists_query, prefix_query, range_query, term_query, BoolQuery, Combine, DefaultFields,
+    DefaultOperator, DisMaxQuery, Factor, Query, QueryError, RangeEnd,
 };
 use apcache_index::schema::{FieldType, Mapping, ID_FIELD};
 use serde_json::{Map, Value};
@@ -231,14 +232,15 @@ impl<'a> Dsl<'a> {
             "match_phrase" => self.match_phrase(body, context),
             "multi_match" => self.multi_match(body, context),
             "dis_max" => self.dis_max(body, context),
+            "prefix" => self.prefix(body, context),
             "simple_query_string" => Err(ApiError::parsing(
                 "[simple_query_string] queries are not supported by apcache; write the words \
                  (or a \"quoted phrase\") in a query_string query",
             )),
             other => Err(ApiError::parsing(format!(
                 "unknown query [{other}]: apcache understands match_all, match_none, term, terms, \
-                 range, exists, ids, bool, constant_score, dis_max, query_string, match, \
-                 match_phrase and multi_match"
+                 range, exists, ids, bool, constant_score, dis_max, prefix, query_string, \
+                 match, match_phrase and multi_match"
             ))),
         }
     }
@@ -551,6 +553,49 @@ impl<'a> Dsl<'a> {
             should,
             must_not,
         });
+        Ok(boosted(query, factor, context))
+    }
+
+    /// `{"prefix": {"field": "val"}}`, `{"prefix": {"field": {"value": "val", "boost": 2}}}`
+    /// on a keyword field: values starting with the prefix, each scoring 1 (Elasticsearch's
+    /// constant-score rewrite).
+    fn prefix(&self, body: &Value, context: Context) -> Result<Query, ApiError> {
+        let (field, spec) = single(object(body, "prefix")?, "prefix")?;
+        let mut factor = Factor::ONE;
+        let value = match spec {
+            Value::Object(options) => {
+                known(
+                    options,
+                    "prefix",
+                    &["value", "boost", "case_insensitive", "rewrite"],
+                )?;
+                factor = boost(options, "prefix")?;
+                if options
+                    .get("case_insensitive")
+                    .is_some_and(|v| *v != Value::Bool(false))
+                {
+                    return Err(ApiError::parsing(
+                        "[prefix] query: [case_insensitive] is not supported",
+                    ));
+                }
+                if options.contains_key("rewrite") {
+                    return Err(ApiError::parsing(
+                        "[prefix] query: [rewrite] is not supported",
+                    ));
+                }
+                options
+                    .get("value")
+                    .ok_or_else(|| ApiError::parsing("[prefix] query needs a [value]"))?
+            }
+            value => value,
+        };
+        let prefix = value.as_str().ok_or_else(|| {
+            ApiError::parsing(format!(
+                "[prefix] query: the value is a string, not {value}"
+            ))
+        })?;
+        let query =
+            prefix_query(self.mapping(), field, prefix).map_err(|e| field_error(e, "prefix"))?;
         Ok(boosted(query, factor, context))
     }
 
