@@ -31,8 +31,7 @@ use apcache_codec::CodecKind;
 
 use crate::search::Bm25;
 use crate::segment::{
-    DocMap, EncodedTerms, FieldScoring, SegmentMeta, SegmentReader, SegmentWriter, StoreWriter,
-    TermEncoder,
+    DocMap, EncodedTerms, SegmentMeta, SegmentReader, SegmentWriter, StoreWriter, TermEncoder,
 };
 use crate::writer_lock::WriterLock;
 use crate::IndexError;
@@ -108,7 +107,8 @@ pub fn merge_segments(
     let field_lengths = merge_field_lengths(&readers, &runs);
     let mut writer = SegmentWriter::create(out_dir, name, codec, docs.clone(), lengths.clone())?;
     writer.set_field_lengths(&field_lengths)?;
-    let field_scorings = FieldScoring::of_all(&field_lengths, docs.len());
+    // The encoding threads read the field scorings while the writer moves to its own thread.
+    let field_scorings = writer.field_scorings().to_vec();
     // Positions survive a merge only if every input has them.
     let positions = readers.iter().all(SegmentReader::has_positions);
     if positions {

@@ -58,24 +58,9 @@ impl FieldLengths {
         lengths[local as usize] = length;
     }
 
-    /// Pads every field to `documents` documents.
-    pub fn pad_to(&mut self, documents: u32) {
-        for (_, lengths) in &mut self.fields {
-            lengths.resize(documents as usize, 0);
-        }
-    }
-
     /// The fields and their lengths, in name order.
     pub fn fields(&self) -> &[(String, Vec<u32>)] {
         &self.fields
-    }
-
-    /// The lengths of `field`.
-    pub fn of(&self, field: &str) -> Option<&[u32]> {
-        self.fields
-            .binary_search_by(|(name, _)| name.as_str().cmp(field))
-            .ok()
-            .map(|at| self.fields[at].1.as_slice())
     }
 
     /// Bytes held.
