@@ -13,10 +13,10 @@ use crate::search::length_to_norm;
 /// [`SegmentReader::doc_lengths`] and [`SegmentReader::field_lengths`]).
 #[derive(Clone, Copy)]
 pub struct DocLengths<'a> {
-    /// The first DID of a single-run segment, its norms file and the norm bytes of its run;
-    /// `None` for a segment of several runs, which goes through the segment's DID map.
-    run: Option<(u32, NormsFile<'a>, NormBytes<'a>)>,
-    /// The field's norms (for a segment of several runs).
+    /// The first DID of a single-run segment and the norm bytes of its run; `None` for a
+    /// segment of several runs, which goes through the segment's DID map.
+    run: Option<(u32, NormBytes<'a>)>,
+    /// The field's norms, in local order.
     norms: NormsFile<'a>,
     segment: &'a SegmentReader,
 }
@@ -25,7 +25,7 @@ impl<'a> DocLengths<'a> {
     /// The lengths of `segment`'s documents, from its norms file `norms`.
     pub(super) fn new(segment: &'a SegmentReader, norms: NormsFile<'a>) -> DocLengths<'a> {
         let run = match segment.meta().docs.runs() {
-            [[first, _]] => Some((*first, norms, NormBytes::new(*first, norms.norm_bytes()))),
+            [[first, _]] => Some((*first, NormBytes::new(*first, norms.norm_bytes()))),
             _ => None,
         };
         DocLengths {
@@ -39,7 +39,7 @@ impl<'a> DocLengths<'a> {
     #[inline]
     pub fn of(&self, doc: u32) -> u32 {
         match self.run {
-            Some((first, norms, _)) => norms.length(doc.wrapping_sub(first)).unwrap_or(0),
+            Some((first, _)) => self.norms.length(doc.wrapping_sub(first)).unwrap_or(0),
             None => self
                 .segment
                 .meta()
@@ -55,13 +55,13 @@ impl<'a> DocLengths<'a> {
     #[inline]
     pub fn norm_byte(&self, doc: u32) -> u8 {
         match self.run {
-            Some((_, _, bytes)) => bytes.of(doc),
+            Some((_, bytes)) => bytes.of(doc),
             None => length_to_norm(self.of(doc)),
         }
     }
 
     /// The norm bytes of a single-run segment, for loops that read many.
     pub fn norm_bytes(&self) -> Option<NormBytes<'a>> {
-        self.run.map(|(_, _, bytes)| bytes)
+        self.run.map(|(_, bytes)| bytes)
     }
 }
