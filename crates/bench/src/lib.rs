@@ -7,6 +7,7 @@ pub mod codec_bench;
 pub mod codec_experiment;
 pub mod codec_paths;
 pub mod decode_limit;
+pub mod document_bench;
 pub mod document_queries;
 pub mod index_bench;
 pub mod indexing_experiment;

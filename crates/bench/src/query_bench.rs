@@ -169,7 +169,7 @@ fn positions_bytes(dir: &Path) -> u64 {
 /// Lucene's stored fields `.fdt`, `.fdx`, `.fdm`) and lock files: an engine's searchable
 /// index. (The Lucene peer writes no compound files, so its stored fields are files of their
 /// own.)
-fn searchable_bytes(dir: &Path) -> u64 {
+pub(crate) fn searchable_bytes(dir: &Path) -> u64 {
     const STORED: [&str; 4] = ["store", "fdt", "fdx", "fdm"];
     std::fs::read_dir(dir)
         .into_iter()

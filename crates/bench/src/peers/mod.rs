@@ -1,6 +1,7 @@
 //! Peers measured beside apcache in the same run: other crates' codecs (this file and the
 //! codec modules), tantivy's indexer for the query peers (`tantivy_indexer`) and Lucene's
-//! bench tool taking turns with the other engines (`paced_lucene`).
+//! bench tool taking turns with the other engines (`paced_lucene`, stopped between turns by
+//! `child_signal`); tantivy over JSON documents (`tantivy_documents`).
 //!
 //! Each codec peer is driven through [`MeasuredCodec`], the interface the codec benchmark uses for
 //! apcache's own codecs too, on full 256-posting blocks only (the bit-packers of the
@@ -8,8 +9,10 @@
 //! base, like apcache, and frequencies plainly.
 
 mod bitpacking_peer;
+pub mod child_signal;
 pub mod paced_lucene;
 mod stream_vbyte_peer;
+pub mod tantivy_documents;
 pub mod tantivy_indexer;
 
 pub use bitpacking_peer::{BitPacker4xPeer, BitPacker8xPeer};

@@ -18,6 +18,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use crate::peer_engines::{lucene_bench_command, LuceneBenchOptions, LuceneOutcome, PeerError};
+use crate::peers::child_signal;
 
 /// A running `bench --paced` process.
 pub struct PacedLucene {
@@ -107,17 +108,8 @@ impl PacedLucene {
 
     /// Sends `signal` to the JVM (stop or continue it).
     fn signal(&self, signal: libc::c_int) -> Result<(), PeerError> {
-        let pid = libc::pid_t::try_from(self.child.id())
-            .map_err(|_| PeerError::Lucene("lucene-peer's pid does not fit a pid_t".into()))?;
-        // SAFETY: kill(2) has no memory-safety preconditions; the pid is our own child's, which
-        // has not been waited for, so it cannot have been reused.
-        if unsafe { libc::kill(pid, signal) } != 0 {
-            return Err(PeerError::Lucene(format!(
-                "cannot signal lucene-peer: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        Ok(())
+        child_signal::signal(&self.child, signal)
+            .map_err(|e| PeerError::Lucene(format!("cannot signal lucene-peer: {e}")))
     }
 
     fn stderr(&mut self) -> String {

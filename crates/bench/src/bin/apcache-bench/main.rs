@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use commands::bench::BenchCommand;
-use commands::{experiment, serve, workload};
+use commands::{documents, experiment, serve, workload};
 
 /// apcache-bench: benchmarks, experiments and workloads for apcache, with peers measured in
 /// the same run.
@@ -28,6 +28,12 @@ enum Command {
     /// The `apcache serve` binary over HTTP: QPS and latency per concurrency against
     /// serve-stdin, overload, memory, agreement with the library, shutdown.
     Serve(Box<serve::ServeArgs>),
+    /// Query latency over JSON documents under a mapping beside Lucene and tantivy, each engine
+    /// in its own process.
+    Documents(Box<documents::DocumentsArgs>),
+    /// One engine answering `documents`' requests on standard input (started by `documents`).
+    #[command(hide = true)]
+    DocumentEngine(documents::DocumentEngineArgs),
     /// Write a query workload: terms of one document-frequency class of an index.
     Workload(workload::WorkloadArgs),
     /// The original study's experiments, each as one command that writes tables and figures.
@@ -44,6 +50,8 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Bench(bench) => commands::bench::run(bench),
         Command::Serve(args) => serve::run(*args),
+        Command::Documents(args) => documents::run(*args),
+        Command::DocumentEngine(args) => documents::run_engine(args),
         Command::Workload(args) => workload::run(args),
         Command::Experiment(experiment) => experiment::run(*experiment),
     };

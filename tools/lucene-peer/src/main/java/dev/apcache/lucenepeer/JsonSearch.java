@@ -98,7 +98,7 @@ final class JsonSearch {
     return b.append("]}").toString();
   }
 
-  private static String error(Exception e) {
+  static String error(Exception e) {
     // The first line only, as the other commands print errors.
     String message =
         e.getMessage() == null ? e.toString() : e.getMessage().lines().findFirst().orElse("");

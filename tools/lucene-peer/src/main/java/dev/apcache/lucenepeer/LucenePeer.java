@@ -15,10 +15,10 @@ import java.util.Set;
  * Command-line entry point of lucene-peer, apcache's reference peer built on Lucene 9.12.
  *
  * <p>Dispatches to the {@code index}, {@code search}, {@code tokens}, {@code serve-stdin} and
- * {@code bench} commands over apcache's title/body corpus, and to {@code index-json} and {@code
- * search-json} over JSON documents under an Elasticsearch mapping (see README.md). Everything
- * printed goes to stdout as UTF-8; usage errors exit with status 2, bad input (a mapping or
- * document that cannot be indexed) with status 1 and a one-line message.
+ * {@code bench} commands over apcache's title/body corpus, and to {@code index-json}, {@code
+ * search-json} and {@code serve-json} over JSON documents under an Elasticsearch mapping (see
+ * README.md). Everything printed goes to stdout as UTF-8; usage errors exit with status 2, bad
+ * input (a mapping or document that cannot be indexed) with status 1 and a one-line message.
  */
 public final class LucenePeer {
   private static final String USAGE =
@@ -32,7 +32,8 @@ public final class LucenePeer {
           "  bench <index-dir> <queries-file> [-k 10] [--count] [--warmup R] [--repeat R]"
               + " [--paced]",
           "  index-json <input.jsonl> <index-dir> <mapping.json> [--id-field id]",
-          "  search-json <index-dir> <mapping.json> <queries.jsonl>");
+          "  search-json <index-dir> <mapping.json> <queries.jsonl>",
+          "  serve-json <index-dir> <mapping.json>");
 
   private LucenePeer() {}
 
@@ -97,6 +98,10 @@ public final class LucenePeer {
         case "search-json" -> {
           Args a = Args.parse(rest, 3, Set.of(), Set.of());
           JsonSearch.run(Path.of(a.pos(0)), Path.of(a.pos(1)), Path.of(a.pos(2)), out);
+        }
+        case "serve-json" -> {
+          Args a = Args.parse(rest, 2, Set.of(), Set.of());
+          JsonServe.run(Path.of(a.pos(0)), Path.of(a.pos(1)), out);
         }
         default -> throw new UsageException("unknown command: " + argv[0]);
       }
