@@ -65,10 +65,12 @@ impl AnswersRequests for ApcacheEngine {
                 sort: request.sort.clone(),
             }
             .sort_keys(mapping)?;
-            // A sorted search counts every match in any case.
-            let result = searcher
-                .search_sorted(&query, &keys, request.k, None)
-                .map_err(|e| e.to_string())?;
+            let result = if request.count {
+                searcher.search_sorted(&query, &keys, request.k, None)
+            } else {
+                searcher.search_sorted_top(&query, &keys, request.k, None)
+            }
+            .map_err(|e| e.to_string())?;
             let hits = result.hits.len() as u64;
             Ok(Answer {
                 count: if request.count {

@@ -240,6 +240,11 @@ impl<'a> DocIndex<'a> {
         self.value_count
     }
 
+    /// Documents of the column (the segment's).
+    pub(super) fn doc_count(&self) -> u32 {
+        self.doc_count
+    }
+
     /// Blocks of [`BLOCK_DOCS`] documents (the last may have fewer).
     pub(super) fn block_count(&self) -> u32 {
         self.doc_count.div_ceil(BLOCK_DOCS)

@@ -22,7 +22,8 @@
 //! bounds `u32::MAX, 0`.
 
 use super::bit_packing::{get, packed_len, width_of, BitWriter};
-use super::doc_index::{self, BlockTest, DocIndex};
+use super::doc_index::{self, DocIndex};
+use super::range_test::{Bounds, RangeTest};
 use super::reader::Cursor;
 use super::ColumnsError;
 
@@ -174,6 +175,13 @@ impl<'a> KeywordColumn<'a> {
         (!values.is_empty()).then(|| self.ordinal(values.end - 1))
     }
 
+    /// The least and greatest ordinal of block `block` (documents `256 block ..`), or `None`
+    /// when none of its documents has a value.
+    pub fn block_bounds(&self, block: u32) -> Option<(u32, u32)> {
+        (block < self.index.block_count() && !self.index.block_values(block).is_empty())
+            .then(|| bounds(self.index.block_bounds(block)))
+    }
+
     /// Documents with at least one value.
     pub fn docs_with_value(&self) -> u32 {
         self.index.docs_with_value()
@@ -251,32 +259,22 @@ impl<'a> KeywordColumn<'a> {
     /// Like [`NumericColumn::matching`](super::NumericColumn::matching), for the documents with
     /// an ordinal in `[lo, hi]`.
     pub fn matching(&self, lo: u32, hi: u32, out: &mut [u64]) -> u64 {
-        if lo > hi {
-            return 0;
-        }
-        self.index.matching(
-            out,
-            |block| {
-                let (min, max) = bounds(self.index.block_bounds(block));
-                if max < lo || min > hi {
-                    BlockTest::Skip
-                } else if lo <= min && max <= hi {
-                    BlockTest::All
-                } else {
-                    BlockTest::Scan
-                }
-            },
-            |values| {
-                // A document's ordinals ascend, so the first at or above `lo` decides.
-                for at in values {
-                    let ordinal = self.ordinal(at);
-                    if ordinal >= lo {
-                        return ordinal <= hi;
-                    }
-                }
-                false
-            },
-        )
+        self.range_test(lo, hi).map_or(0, |test| test.matching(out))
+    }
+
+    /// The documents with an ordinal in `[lo, hi]`, tested a document at a time; `None` when
+    /// the range is empty.
+    pub fn range_test(&self, lo: u32, hi: u32) -> Option<RangeTest<'a>> {
+        (lo <= hi).then(|| {
+            RangeTest::new(
+                self.index,
+                self.ordinals,
+                self.width,
+                (u64::from(lo), u64::from(hi)),
+                (i64::from(lo), i64::from(hi)),
+                Bounds::Ordinals,
+            )
+        })
     }
 }
 

@@ -43,6 +43,7 @@ mod edge_tests;
 mod error;
 mod keyword;
 mod numeric;
+mod range_test;
 mod reader;
 mod sortable;
 #[cfg(test)]
@@ -54,6 +55,7 @@ pub use builder::ColumnsBuilder;
 pub use error::ColumnsError;
 pub use keyword::KeywordColumn;
 pub use numeric::NumericColumn;
+pub use range_test::RangeTest;
 pub use reader::Columns;
 pub use sortable::{double_to_sortable, sortable_to_double};
 

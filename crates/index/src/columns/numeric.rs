@@ -16,7 +16,8 @@
 //! `i64::MAX, i64::MIN`.
 
 use super::bit_packing::{get, packed_len, width_of, BitWriter};
-use super::doc_index::{self, BlockTest, DocIndex};
+use super::doc_index::{self, DocIndex};
+use super::range_test::{Bounds, RangeTest};
 use super::reader::Cursor;
 use super::ColumnsError;
 
@@ -137,6 +138,13 @@ impl<'a> NumericColumn<'a> {
         (!values.is_empty()).then(|| self.value(values.end - 1))
     }
 
+    /// The least and greatest value of block `block` (documents `256 block ..`), or `None`
+    /// when none of its documents has a value.
+    pub fn block_bounds(&self, block: u32) -> Option<(i64, i64)> {
+        (block < self.index.block_count() && !self.index.block_values(block).is_empty())
+            .then(|| bounds(self.index.block_bounds(block)))
+    }
+
     /// Documents with at least one value.
     pub fn docs_with_value(&self) -> u32 {
         self.index.docs_with_value()
@@ -158,32 +166,21 @@ impl<'a> NumericColumn<'a> {
     /// inside it are taken whole. `out` should have a bit for each of the segment's documents;
     /// documents past its end are left out.
     pub fn matching(&self, lo: i64, hi: i64, out: &mut [u64]) -> u64 {
-        let Some((low, high)) = self.packed_range(lo, hi) else {
-            return 0;
-        };
-        self.index.matching(
-            out,
-            |block| {
-                let (min, max) = bounds(self.index.block_bounds(block));
-                if max < lo || min > hi {
-                    BlockTest::Skip
-                } else if lo <= min && max <= hi {
-                    BlockTest::All
-                } else {
-                    BlockTest::Scan
-                }
-            },
-            |values| {
-                // A document's values ascend, so the first at or above `low` decides.
-                for at in values {
-                    let packed = get(self.packed, at, self.width);
-                    if packed >= low {
-                        return packed <= high;
-                    }
-                }
-                false
-            },
-        )
+        self.range_test(lo, hi).map_or(0, |test| test.matching(out))
+    }
+
+    /// The documents with a value in `[lo, hi]`, tested a document at a time; `None` when
+    /// no value of the column can be in the range.
+    pub fn range_test(&self, lo: i64, hi: i64) -> Option<RangeTest<'a>> {
+        let packed = self.packed_range(lo, hi)?;
+        Some(RangeTest::new(
+            self.index,
+            self.packed,
+            self.width,
+            packed,
+            (lo, hi),
+            Bounds::Numbers,
+        ))
     }
 
     /// The packed values that stand for values in `[lo, hi]`, or `None` if none does.

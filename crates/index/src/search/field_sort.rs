@@ -21,7 +21,7 @@ use super::searcher::compile;
 use super::stats::SearchStats;
 use super::term_cursor::NO_MORE_DOCS;
 use super::term_opener::TermOpener;
-use crate::columns::{Columns, KeywordColumn, NumericColumn};
+use crate::columns::{Columns, KeywordColumn, NumericColumn, BLOCK_DOCS};
 use crate::query::Query;
 use crate::IndexError;
 
@@ -79,8 +79,11 @@ pub struct SortedHit {
 /// The result of a sorted search.
 #[derive(Debug, Clone, Serialize)]
 pub struct SortedResult {
-    /// Every match (after `search_after` ones are left out).
+    /// Every match (after `search_after` ones are left out), when counted; else the matches
+    /// visited, a lower bound.
     pub total_hits: u64,
+    /// Whether `total_hits` counts every match.
+    pub total_hits_exact: bool,
     /// The first `k` in sort order.
     pub hits: Vec<SortedHit>,
     /// Decoding work.
@@ -156,6 +159,7 @@ pub(crate) fn search(
     sort: &[SortKey],
     k: usize,
     after: Option<&[SortValue]>,
+    count: bool,
 ) -> Result<SortedResult, IndexError> {
     cancel::check()?;
     if let Some(after) = after {
@@ -227,7 +231,6 @@ pub(crate) fn search(
         let mut node = compile(&opener, &folded, &weights)?;
         let mut best: Vec<(Vec<Part>, u32, Option<f32>)> = Vec::new();
         let mut parts = Vec::with_capacity(sort.len());
-        let (mut numbers, mut ordinals) = (Vec::new(), Vec::new());
         let mut countdown = Countdown::new();
         let compare = |a: &[Part], b: &[Part]| {
             for ((x, y), key) in a.iter().zip(b).zip(sort) {
@@ -238,9 +241,30 @@ pub(crate) fn search(
             }
             Ordering::Equal
         };
+        // Without a count, once `k` hits are held, a block of documents whose first-key
+        // bounds cannot beat the last of them is stepped over (Lucene's competitive
+        // iterator). Local numbers are DIDs offset by one run's start.
+        let skips = !count && k > 0 && !sort[0].missing_first;
+        let single_run = match segment.meta().docs.runs() {
+            [[first, _]] => Some(*first),
+            _ => None,
+        };
+        let mut checked_block = u32::MAX;
         let mut doc = node.start()?;
         while doc != NO_MORE_DOCS {
             countdown.step()?;
+            if let (true, Some(first), Some((worst, _, _))) =
+                (skips && best.len() == k, single_run, best.last())
+            {
+                let block = (doc - first) / BLOCK_DOCS;
+                if block != checked_block {
+                    checked_block = block;
+                    if !can_compete(&sources[0], &sort[0], block, &worst[0], sort.len() == 1) {
+                        doc = node.advance(first + (block + 1) * BLOCK_DOCS)?;
+                        continue;
+                    }
+                }
+            }
             let score = if wants_score {
                 Some(node.score(bm25)?)
             } else {
@@ -254,22 +278,20 @@ pub(crate) fn search(
                     Source::Doc => Part::Doc(doc),
                     Source::Numbers(None) | Source::Keywords(None) => Part::Missing,
                     Source::Numbers(Some(column)) => {
-                        column.values(local, &mut numbers);
                         let value = if key.descending {
-                            numbers.last()
+                            column.max(local)
                         } else {
-                            numbers.first()
+                            column.min(local)
                         };
-                        value.map_or(Part::Missing, |&n| Part::Number(n))
+                        value.map_or(Part::Missing, Part::Number)
                     }
                     Source::Keywords(Some(column)) => {
-                        column.ordinals(local, &mut ordinals);
                         let value = if key.descending {
-                            ordinals.last()
+                            column.max_ordinal(local)
                         } else {
-                            ordinals.first()
+                            column.min_ordinal(local)
                         };
-                        value.map_or(Part::Missing, |&o| Part::Ordinal(2 * i64::from(o)))
+                        value.map_or(Part::Missing, |o| Part::Ordinal(2 * i64::from(o)))
                     }
                 });
             }
@@ -334,7 +356,39 @@ pub(crate) fn search(
     merged.truncate(k);
     Ok(SortedResult {
         total_hits: total,
+        total_hits_exact: count,
         hits: merged,
         stats,
     })
+}
+
+/// Whether a document of block `block` of the column of `source` can sort before `worst` (the
+/// last of the hits held) by `key`, the first key. On an equal value it can unless `ties_lose`
+/// (the only key: a match coming later in DID order loses a full tie; with more keys, later
+/// ones may still decide).
+fn can_compete(
+    source: &Source<'_>,
+    key: &SortKey,
+    block: u32,
+    worst: &Part,
+    ties_lose: bool,
+) -> bool {
+    let best = match source {
+        Source::Numbers(Some(column)) => column
+            .block_bounds(block)
+            .map(|(min, max)| Part::Number(if key.descending { max } else { min })),
+        Source::Keywords(Some(column)) => column
+            .block_bounds(block)
+            .map(|(min, max)| Part::Ordinal(2 * i64::from(if key.descending { max } else { min }))),
+        // Scores and DIDs have no block bounds; a missing column holds only missing values.
+        Source::Score | Source::Doc => return true,
+        Source::Numbers(None) | Source::Keywords(None) => None,
+    };
+    // Missing values sort last (the caller checks): a block without values offers only them.
+    let best = best.unwrap_or(Part::Missing);
+    match compare_part(&best, worst, key.missing_first, key.descending) {
+        Ordering::Less => true,
+        Ordering::Equal => !ties_lose,
+        Ordering::Greater => false,
+    }
 }

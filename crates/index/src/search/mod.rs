@@ -27,6 +27,7 @@ mod phrase_matcher;
 mod postings_source;
 mod pruned;
 mod query_terms;
+mod range_node;
 mod searcher;
 mod sloppy_pair;
 mod sorted_intersect;

@@ -6,6 +6,7 @@
 use super::bm25::Bm25;
 use super::doc_list::DocList;
 use super::phrase::PhraseNode;
+use super::range_node::RangeNode;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use crate::IndexError;
@@ -28,8 +29,10 @@ pub enum Node<'a> {
     Exclude(Box<Node<'a>>, Box<Node<'a>>),
     /// A phrase.
     Phrase(Box<PhraseNode<'a>>),
-    /// Documents listed in advance (a range's, or all), each with one score.
+    /// Documents listed in advance (all of them), each with one score.
     Docs(DocList),
+    /// A range's documents, found from columns as the node advances, each with one score.
+    Range(Box<RangeNode<'a>>),
     /// At least one child matches; scored by the best child plus the tie breaker times the
     /// others (Lucene's `DisjunctionMaxQuery`). The children are kept as an `Or` node.
     DisMax(Box<Node<'a>>, f32),
@@ -98,6 +101,7 @@ impl<'a> Node<'a> {
             Node::Exclude(i, _) => i.cost(),
             Node::Phrase(p) => p.cost(),
             Node::Docs(d) => d.len(),
+            Node::Range(r) => r.cost(),
             Node::DisMax(or, _) => or.cost(),
         }
     }
@@ -106,7 +110,7 @@ impl<'a> Node<'a> {
     pub fn stats(&self) -> SearchStats {
         let mut stats = SearchStats::default();
         match self {
-            Node::Empty | Node::Docs(_) => {}
+            Node::Empty | Node::Docs(_) | Node::Range(_) => {}
             Node::Term(t) => stats = t.stats(),
             Node::Phrase(p) => stats = p.stats(),
             Node::And(c) | Node::Or(c, _) => c.iter().for_each(|c| stats += c.stats()),
@@ -130,6 +134,7 @@ impl<'a> Node<'a> {
             Node::Exclude(i, _) => i.doc(),
             Node::Phrase(p) => p.doc(),
             Node::Docs(d) => d.doc(),
+            Node::Range(r) => r.doc(),
             Node::DisMax(or, _) => or.doc(),
         }
     }
@@ -137,7 +142,7 @@ impl<'a> Node<'a> {
     /// Positions the node on its first match.
     pub fn start(&mut self) -> Result<u32, IndexError> {
         match self {
-            Node::Empty | Node::Term(_) | Node::Docs(_) => Ok(self.doc()),
+            Node::Empty | Node::Term(_) | Node::Docs(_) | Node::Range(_) => Ok(self.doc()),
             Node::Phrase(p) => p.start(),
             Node::And(children) => {
                 for child in children.iter_mut() {
@@ -183,6 +188,7 @@ impl<'a> Node<'a> {
             Node::Term(t) => t.advance(target),
             Node::Phrase(p) => p.advance(target),
             Node::Docs(d) => Ok(d.advance(target)),
+            Node::Range(r) => Ok(r.advance(target)),
             Node::And(_) => self.align(target),
             Node::Or(children, doc) => {
                 let mut least = NO_MORE_DOCS;
@@ -251,6 +257,7 @@ impl<'a> Node<'a> {
             Node::Term(t) => t.score(bm25),
             Node::Phrase(p) => p.score(bm25),
             Node::Docs(d) => Ok(d.score()),
+            Node::Range(r) => Ok(r.score()),
             Node::And(children) => {
                 let mut sum = 0f64;
                 for child in children.iter_mut() {

@@ -292,7 +292,7 @@ pub fn search(
                         top.seed(seed);
                     }
                 }
-                max_score(&mut clauses, &mut exclusions, bm25, top)?
+                max_score(&mut clauses, &mut exclusions, bm25, top, false)?
             }
         }
         Shape::And(..) => {
@@ -396,12 +396,48 @@ fn single_term(
     Ok(outcome)
 }
 
-/// Block-max MaxScore over a disjunction, a window at a time ([`MaxScoreWindow`]).
+/// Every match of a disjunction of terms (`shape` an `Or`) scored into `top`, a window at a
+/// time ([`WindowAccumulator`](super::window_accumulator::WindowAccumulator)): the top k
+/// with an exact count, as the exhaustive evaluator finds them (the same sums, to the bit),
+/// without its per-document pass over the cursors. `evaluated` is the count.
+pub fn union_exhaustive(
+    opener: &TermOpener<'_>,
+    shape: &Shape,
+    weights: &HashMap<String, f32>,
+    bm25: &Bm25,
+    top: &mut TopK,
+) -> Result<Outcome, IndexError> {
+    let Shape::Or(terms, not) = shape else {
+        unreachable!("union_exhaustive is for disjunctions")
+    };
+    let not: Vec<BoostedTerm> = not
+        .iter()
+        .map(|term| BoostedTerm { term, boost: 1.0 })
+        .collect();
+    let mut exclusions: Vec<TermCursor> = open(opener, &not, weights, false)?
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut clauses: Vec<Clause> = open(opener, terms, weights, false)?
+        .into_iter()
+        .enumerate()
+        .filter_map(|(position, cursor)| cursor.map(|cursor| Clause::new(cursor, position, 0.0)))
+        .collect();
+    let mut outcome = max_score(&mut clauses, &mut exclusions, bm25, top, true)?;
+    for cursor in &exclusions {
+        outcome.stats += cursor.stats();
+    }
+    Ok(outcome)
+}
+
+/// Block-max MaxScore over a disjunction, a window at a time ([`MaxScoreWindow`]); with
+/// `exhaustive`, no clause is ever left out and no window pruned, whatever the threshold.
 fn max_score<'s>(
     clauses: &mut [Clause<'s>],
     exclusions: &mut [TermCursor<'s>],
     bm25: &Bm25,
     top: &mut TopK,
+    exhaustive: bool,
 ) -> Result<Outcome, IndexError> {
     // Ascending by maximum score per posting ([`Clause::score_per_posting`]); `prefix[i]`
     // bounds the score from clauses 0..=i.
@@ -439,7 +475,7 @@ fn max_score<'s>(
         // A window's work is bounded by its clauses' blocks in it; some of them are only
         // tested bit by bit, never decoded.
         cancel::check()?;
-        let threshold = top.threshold();
+        let threshold = if exhaustive { None } else { top.threshold() };
         let clauses = &*disjunction.clauses;
         // Clauses 0..essential cannot reach the threshold on their own: only documents of the
         // essential clauses are candidates.

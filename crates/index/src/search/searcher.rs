@@ -14,13 +14,14 @@ use super::count;
 use super::doc_list::DocList;
 use super::field_scorers::{single_field, FieldScorers};
 use super::field_sort::{self, SortKey, SortValue, SortedResult};
-use super::folded::Folded;
+use super::folded::{DocsQuery, Folded};
 use super::index_reader::IndexReader;
 use super::node::Node;
 use super::phrase::{PhraseNode, PhraseTerm};
 use super::postings_source::PostingsSource;
 use super::pruned::{self, BoostedTerm};
 use super::query_terms::QueryTerms;
+use super::range_node::RangeNode;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::term_opener::TermOpener;
@@ -202,6 +203,28 @@ impl<'a> Searcher<'a> {
             sort,
             k,
             after,
+            true,
+        ))
+    }
+
+    /// [`Searcher::search_sorted`] without counting every match: once `k` hits are held,
+    /// blocks of documents whose values of the first key cannot sort before the last of them
+    /// are stepped over, and `total_hits` is the matches visited (`total_hits_exact` false).
+    pub fn search_sorted_top(
+        &self,
+        query: &Query,
+        sort: &[SortKey],
+        k: usize,
+        after: Option<&[SortValue]>,
+    ) -> Result<SortedResult, IndexError> {
+        self.reader.unless_mapped_read_failed(field_sort::search(
+            self.reader,
+            &self.default_scorers,
+            query,
+            sort,
+            k,
+            after,
+            false,
         ))
     }
 
@@ -267,6 +290,16 @@ impl<'a> Searcher<'a> {
                     stats += outcome.stats;
                     continue;
                 }
+            }
+            // Every match scored and counted: a disjunction of terms of one field a window
+            // at a time.
+            if let (true, Some(shape @ pruned::Shape::Or(..)), Some(_)) =
+                (options.k > 0, &shape, field)
+            {
+                let outcome = pruned::union_exhaustive(&opener, shape, &weights, bm25, &mut top)?;
+                total += outcome.evaluated;
+                stats += outcome.stats;
+                continue;
             }
             if options.k == 0 {
                 let open = |terms: &[&str]| -> Result<(Vec<TermCursor>, bool), IndexError> {
@@ -378,14 +411,27 @@ pub(crate) fn compile<'s>(
                 .collect::<Result<Vec<_>, _>>()?;
             Node::dis_max(children, *tie_breaker)
         }
-        Folded::Docs { docs, boost } => {
-            let docs = column_filter::docs_of(opener.segment, *docs);
-            if docs.is_empty() {
-                Node::Empty
-            } else {
-                Node::Docs(DocList::new(docs, *boost))
+        Folded::Docs {
+            docs: DocsQuery::All,
+            boost,
+        } => Node::Docs(DocList::new(
+            opener.segment.meta().docs.docs().collect(),
+            *boost,
+        )),
+        Folded::Docs {
+            docs: DocsQuery::Range(range),
+            boost,
+        } => match column_filter::range_test(opener.segment, range) {
+            Some(test) => {
+                let node = RangeNode::new(test, &opener.segment.meta().docs, *boost);
+                if node.doc() == NO_MORE_DOCS {
+                    Node::Empty
+                } else {
+                    Node::Range(Box::new(node))
+                }
             }
-        }
+            None => Node::Empty,
+        },
         Folded::Bool(b) => {
             let compile_all = |clauses: &[Folded<'_>]| {
                 clauses

@@ -760,6 +760,11 @@ impl<'a> TermCursor<'a> {
     /// BM25 score of the current posting.
     #[inline(always)]
     pub fn score(&mut self, bm25: &Bm25) -> Result<f32, IndexError> {
+        // A filter's clause weighs 0 and scores 0 whatever its frequency and length: neither
+        // is read.
+        if self.weight == 0.0 {
+            return Ok(0.0);
+        }
         let freq = self.freq()?;
         if let Some(field) = &self.field {
             let length = field.lengths.of(self.doc);
