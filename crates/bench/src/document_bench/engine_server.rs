@@ -49,15 +49,7 @@ impl AnswersRequests for ApcacheEngine {
             let result = searcher
                 .search(&query, &options)
                 .map_err(|e| e.to_string())?;
-            let hits = result.hits.len() as u64;
-            Ok(Answer {
-                count: if request.count {
-                    result.total_hits
-                } else {
-                    hits
-                },
-                hits,
-            })
+            Ok(answer(request, result.total_hits, result.hits.len()))
         } else {
             let keys = DocumentQuery {
                 class: "",
@@ -71,16 +63,18 @@ impl AnswersRequests for ApcacheEngine {
                 searcher.search_sorted_top(&query, &keys, request.k, None)
             }
             .map_err(|e| e.to_string())?;
-            let hits = result.hits.len() as u64;
-            Ok(Answer {
-                count: if request.count {
-                    result.total_hits
-                } else {
-                    hits
-                },
-                hits,
-            })
+            Ok(answer(request, result.total_hits, result.hits.len()))
         }
+    }
+}
+
+/// The answer to `request` of a search that matched `total` (exact when counted) and returned
+/// `hits`.
+fn answer(request: &Request, total: u64, hits: usize) -> Answer {
+    let hits = hits as u64;
+    Answer {
+        count: if request.count { total } else { hits },
+        hits,
     }
 }
 

@@ -59,6 +59,7 @@ use std::path::Path;
 
 use apcache_index::analyzer::Analyzer;
 use apcache_index::query::Factor;
+use apcache_index::schema::json_values::{double, id_of, integer, scalar_text};
 use apcache_index::schema::{
     check_id, Dynamic, FieldType, IntegerWidth, KeywordOptions, Mapping, TEXT_GAP,
 };
@@ -301,7 +302,7 @@ impl<'a> DocumentMapper<'a> {
         let mut id = None;
         for (key, value) in object {
             if key == "_id" {
-                id = Some(id_of(value)?);
+                id = Some(id_of(value).map_err(|e| e.to_string())?);
                 continue;
             }
             if key.starts_with('_') {
@@ -395,7 +396,7 @@ impl<'a> DocumentMapper<'a> {
                         document.add_text(sub, &text);
                     }
                 }
-                pending.texts.push((name.as_str(), text, false));
+                pending.texts.push((name.as_str(), Cow::Owned(text), false));
             }
             Kind::Keyword(options) => {
                 let text = scalar_text(value).ok_or_else(|| bad("a keyword"))?;
@@ -404,13 +405,7 @@ impl<'a> DocumentMapper<'a> {
                 }
             }
             Kind::Integer(width) => {
-                let number = integer(value).ok_or_else(|| bad("an integer"))?;
-                if !width.holds(number) {
-                    return Err(format!(
-                        "[{path}]: {number} is out of range for {}",
-                        width.name()
-                    ));
-                }
+                let number = integer(value, *width).map_err(|e| format!("[{path}]: {e}"))?;
                 document.add_i64(mapped.field, number);
             }
             Kind::Double => {
@@ -484,51 +479,6 @@ impl<'a> DocumentMapper<'a> {
                 },
             );
         }
-    }
-}
-
-/// A string, number or boolean as text (Elasticsearch's coercion for text and keyword fields).
-fn scalar_text(value: &Value) -> Option<Cow<'_, str>> {
-    match value {
-        Value::String(s) => Some(Cow::Borrowed(s)),
-        Value::Number(n) => Some(Cow::Owned(n.to_string())),
-        Value::Bool(b) => Some(Cow::Owned(b.to_string())),
-        _ => None,
-    }
-}
-
-/// An integer field's value: a JSON integer, a number truncated, or a string holding one.
-fn integer(value: &Value) -> Option<i64> {
-    let truncate = |v: f64| {
-        let t = v.trunc();
-        (t.is_finite() && t >= -(2f64.powi(63)) && t < 2f64.powi(63)).then_some(t as i64)
-    };
-    match value {
-        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().and_then(truncate)),
-        Value::String(s) => s
-            .trim()
-            .parse::<i64>()
-            .ok()
-            .or_else(|| s.trim().parse::<f64>().ok().and_then(truncate)),
-        _ => None,
-    }
-}
-
-/// A double field's value: a JSON number or a string holding a finite one.
-fn double(value: &Value) -> Option<f64> {
-    match value {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse::<f64>().ok().filter(|v| v.is_finite()),
-        _ => None,
-    }
-}
-
-/// An id from a JSON string or number.
-fn id_of(value: &Value) -> Result<String, String> {
-    match value {
-        Value::String(id) => Ok(id.clone()),
-        Value::Number(id) => Ok(id.to_string()),
-        other => Err(format!("{other} is not an id")),
     }
 }
 

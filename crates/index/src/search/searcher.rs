@@ -196,15 +196,7 @@ impl<'a> Searcher<'a> {
         k: usize,
         after: Option<&[SortValue]>,
     ) -> Result<SortedResult, IndexError> {
-        self.reader.unless_mapped_read_failed(field_sort::search(
-            self.reader,
-            &self.default_scorers,
-            query,
-            sort,
-            k,
-            after,
-            true,
-        ))
+        self.sorted(query, sort, k, after, true)
     }
 
     /// [`Searcher::search_sorted`] without counting every match: once `k` hits are held,
@@ -217,6 +209,17 @@ impl<'a> Searcher<'a> {
         k: usize,
         after: Option<&[SortValue]>,
     ) -> Result<SortedResult, IndexError> {
+        self.sorted(query, sort, k, after, false)
+    }
+
+    fn sorted(
+        &self,
+        query: &Query,
+        sort: &[SortKey],
+        k: usize,
+        after: Option<&[SortValue]>,
+        count: bool,
+    ) -> Result<SortedResult, IndexError> {
         self.reader.unless_mapped_read_failed(field_sort::search(
             self.reader,
             &self.default_scorers,
@@ -224,7 +227,7 @@ impl<'a> Searcher<'a> {
             sort,
             k,
             after,
-            false,
+            count,
         ))
     }
 
