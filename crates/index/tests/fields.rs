@@ -279,6 +279,22 @@ fn matched_ids(reader: &IndexReader, query: &Query, pruning: bool) -> BTreeSet<S
     ids
 }
 
+/// The top `k` hits as (DID, score bits), pruned or counted exhaustively.
+fn top_hits(reader: &IndexReader, query: &Query, k: usize, pruning: bool) -> Vec<(u32, u32)> {
+    let options = SearchOptions {
+        k,
+        count: !pruning,
+        pruning,
+        ..SearchOptions::default()
+    };
+    let result = Searcher::new(reader).search(query, &options).unwrap();
+    result
+        .hits
+        .iter()
+        .map(|h| (h.doc, h.score.to_bits()))
+        .collect()
+}
+
 /// The reference order of `sort` over `docs` (size ascending or descending, missing last, ties
 /// by document), as ids.
 fn reference_sorted(docs: &[Doc], matching: &BTreeSet<String>, descending: bool) -> Vec<String> {
@@ -316,6 +332,11 @@ proptest! {
             let expected = reference_matches(&docs, query);
             prop_assert_eq!(&matched_ids(&reader, query, false), &expected, "{}", query);
             prop_assert_eq!(&matched_ids(&reader, query, true), &expected, "{}", query);
+            // The pruned top k (filters beside scoring terms included) is the exhaustive one,
+            // scores to the bit.
+            for k in [1, 3] {
+                prop_assert_eq!(top_hits(&reader, query, k, true), top_hits(&reader, query, k, false), "{}", query);
+            }
             let sort = [SortKey { by: SortBy::Numbers("size".into()), descending, missing_first: false }];
             let sorted = Searcher::new(&reader).search_sorted(query, &sort, 5, None).unwrap();
             prop_assert_eq!(sorted.total_hits as usize, expected.len());

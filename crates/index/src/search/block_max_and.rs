@@ -25,6 +25,7 @@ use super::bm25::Bm25;
 use super::cancel;
 use super::clause_filter::{self, ClauseMatches};
 use super::lead_filter::{self, LeadPostings, Survivors};
+use super::node::Node;
 use super::pruned::{can_beat, clause_stats, excluded, key_floor, lead_floor, Clause, Outcome};
 use super::sorted_intersect::OUTPUT_SLACK;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
@@ -94,10 +95,12 @@ impl Window {
     }
 }
 
-/// Evaluates the conjunction of `clauses` minus the documents of `exclusions` into `top`.
-pub(super) fn block_max_and(
-    clauses: &mut [Clause<'_>],
-    exclusions: &mut [TermCursor<'_>],
+/// Evaluates the conjunction of `clauses` minus the documents of `exclusions`, among those
+/// every node of `filters` holds, into `top`.
+pub(super) fn block_max_and<'s>(
+    clauses: &mut [Clause<'s>],
+    exclusions: &mut [TermCursor<'s>],
+    filters: &mut [Node<'s>],
     bm25: &Bm25,
     top: &mut TopK,
 ) -> Result<Outcome, IndexError> {
@@ -186,6 +189,10 @@ pub(super) fn block_max_and(
             count = drop_excluded(exclusions, &mut window, count)?;
             window.kept(count, n, have_inverses);
         }
+        if !filters.is_empty() && count > 0 {
+            count = keep_filtered(filters, &mut window, count)?;
+            window.kept(count, n, have_inverses);
+        }
         if count > 0 {
             evaluated += count as u64;
             score_window(
@@ -257,6 +264,34 @@ fn drop_excluded(
             window.origin[kept] = i as u16;
             kept += 1;
         }
+    }
+    Ok(kept)
+}
+
+/// Keeps the `count` candidates every filter holds, in `scratch` and `origin`; returns how
+/// many are left. Candidates ascend within a window and from one window to the next, so each
+/// filter only moves forward.
+fn keep_filtered(
+    filters: &mut [Node<'_>],
+    window: &mut Window,
+    count: usize,
+) -> Result<usize, IndexError> {
+    let mut kept = 0;
+    'candidates: for i in 0..count {
+        let doc = window.docs[i];
+        for filter in filters.iter_mut() {
+            let at = if filter.doc() < doc {
+                filter.advance(doc)?
+            } else {
+                filter.doc()
+            };
+            if at != doc {
+                continue 'candidates;
+            }
+        }
+        window.scratch[kept] = doc;
+        window.origin[kept] = i as u16;
+        kept += 1;
     }
     Ok(kept)
 }

@@ -153,7 +153,11 @@ impl Bm25 {
 
     /// Lucene's IDF of a term in `doc_freq` documents (the term's weight).
     pub fn idf(&self, doc_freq: u64) -> f32 {
-        let n = self.doc_count as f64;
+        // Lucene's document count is that of the term's own field, which holds every document
+        // of the term. Keyword values and existence marks score with the default field's
+        // statistics, whose count may be smaller: it is raised to the term's frequency, so
+        // that no weight is negative (the pruned evaluators' bounds assume none is).
+        let n = (self.doc_count as f64).max(doc_freq as f64);
         let df = doc_freq as f64;
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
     }

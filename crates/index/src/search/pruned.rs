@@ -18,6 +18,7 @@ use super::bm25::Bm25;
 use super::cancel;
 use super::folded::Folded;
 use super::max_score_window::MaxScoreWindow;
+use super::node::Node;
 use super::stats::SearchStats;
 use super::term_cursor::{TermCursor, NO_MORE_DOCS};
 use super::term_opener::TermOpener;
@@ -86,6 +87,66 @@ impl<'q> Shape<'q> {
                 }
             }
         }
+    }
+}
+
+/// A conjunction of terms beside filter clauses (clauses that score nothing: Lucene's
+/// `FILTER`), for the pruned conjunction, which keeps its candidates that every filter holds.
+pub struct FilteredShape<'q, 'f> {
+    /// The scoring terms, and the excluded ones.
+    pub shape: Shape<'q>,
+    /// The filter clauses, any query each.
+    pub filters: Vec<&'f Folded<'q>>,
+}
+
+impl<'q, 'f> FilteredShape<'q, 'f> {
+    /// `query` as a conjunction of terms and filters: a group whose required clauses are terms
+    /// that score and clauses that score nothing (at least one of each), with no optional
+    /// clause and excluded terms only.
+    pub fn of(query: &'f Folded<'q>) -> Option<FilteredShape<'q, 'f>> {
+        let Folded::Bool(b) = query else {
+            return None;
+        };
+        if b.must.is_empty() || !b.should.is_empty() {
+            return None;
+        }
+        let (mut terms, mut filters) = (Vec::new(), Vec::new());
+        for clause in &b.must {
+            match clause {
+                clause if scores_nothing(clause) => filters.push(clause),
+                Folded::Term { term, boost } => terms.push(BoostedTerm {
+                    term,
+                    boost: *boost,
+                }),
+                _ => return None,
+            }
+        }
+        if terms.is_empty() || filters.is_empty() {
+            return None;
+        }
+        let excluded = b
+            .must_not
+            .iter()
+            .map(|c| match c {
+                Folded::Term { term, .. } => Some(*term),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(FilteredShape {
+            shape: Shape::And(terms, excluded),
+            filters,
+        })
+    }
+}
+
+/// Whether every document `query` matches scores 0 under it (a filter's clauses weigh 0).
+fn scores_nothing(query: &Folded<'_>) -> bool {
+    match query {
+        Folded::Term { boost, .. } | Folded::Phrase { boost, .. } | Folded::Docs { boost, .. } => {
+            *boost == 0.0
+        }
+        Folded::DisMax { clauses, .. } => clauses.iter().all(scores_nothing),
+        Folded::Bool(b) => b.must.iter().chain(&b.should).all(scores_nothing),
     }
 }
 
@@ -253,10 +314,13 @@ fn ordered_bits(value: f32) -> u32 {
 }
 
 /// Evaluates `shape` over the segment of `opener` into `top`; `best_postings` lets block
-/// bounds use the skip entries' best postings (see [`TermCursor::use_best_postings`]).
-pub fn search(
-    opener: &TermOpener<'_>,
+/// bounds use the skip entries' best postings (see [`TermCursor::use_best_postings`]). A
+/// conjunction keeps only the documents every node of `filters` holds (a disjunction takes
+/// none).
+pub fn search<'s>(
+    opener: &TermOpener<'s>,
     shape: &Shape,
+    filters: &mut [Node<'s>],
     weights: &HashMap<String, f32>,
     bm25: &Bm25,
     best_postings: bool,
@@ -274,6 +338,7 @@ pub fn search(
     let cursors = open(opener, terms, weights, best_postings)?;
     let mut outcome = match shape {
         Shape::Or(..) => {
+            assert!(filters.is_empty(), "a disjunction takes no filters");
             let mut clauses: Vec<Clause> = cursors
                 .into_iter()
                 .enumerate()
@@ -309,7 +374,7 @@ pub fn search(
                 .enumerate()
                 .map(|(position, cursor)| Clause::new(cursor, position, 0.0))
                 .collect();
-            block_max_and(&mut clauses, &mut exclusions, bm25, top)?
+            block_max_and(&mut clauses, &mut exclusions, filters, bm25, top)?
         }
     };
     for cursor in &exclusions {

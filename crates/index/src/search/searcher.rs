@@ -275,6 +275,7 @@ impl<'a> Searcher<'a> {
         let mut exact = true;
         let mut stats = SearchStats::default();
         let shape = pruned::Shape::of(&folded);
+        let filtered = pruned::FilteredShape::of(&folded);
         for (i, segment) in self.reader.segments().iter().enumerate() {
             let opener = TermOpener {
                 index: i,
@@ -286,12 +287,56 @@ impl<'a> Searcher<'a> {
             if options.pruning && !options.count && options.k > 0 {
                 if let (Some(shape), Some(field)) = (&shape, field) {
                     let best_postings = self.reader.best_postings_apply_in(i, field, bm25);
-                    let outcome =
-                        pruned::search(&opener, shape, &weights, bm25, best_postings, &mut top)?;
+                    let outcome = pruned::search(
+                        &opener,
+                        shape,
+                        &mut [],
+                        &weights,
+                        bm25,
+                        best_postings,
+                        &mut top,
+                    )?;
                     total += outcome.evaluated;
                     exact &= outcome.complete;
                     stats += outcome.stats;
                     continue;
+                }
+                // Terms of one field beside filters (which may name other fields): the pruned
+                // conjunction keeps the candidates the filters hold.
+                if let Some(filtered) = &filtered {
+                    let (pruned::Shape::Or(terms, _) | pruned::Shape::And(terms, _)) =
+                        &filtered.shape;
+                    if let Some(field) = single_field(terms.iter().map(|t| t.term)) {
+                        let bm25 = scorers.of_field(field);
+                        let mut filters = filtered
+                            .filters
+                            .iter()
+                            .map(|f| compile(&opener, f, &weights))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        if filters.iter().any(|f| matches!(f, Node::Empty)) {
+                            continue;
+                        }
+                        for filter in &mut filters {
+                            filter.start()?;
+                        }
+                        let best_postings = self.reader.best_postings_apply_in(i, field, bm25);
+                        let outcome = pruned::search(
+                            &opener,
+                            &filtered.shape,
+                            &mut filters,
+                            &weights,
+                            bm25,
+                            best_postings,
+                            &mut top,
+                        )?;
+                        total += outcome.evaluated;
+                        exact &= outcome.complete;
+                        stats += outcome.stats;
+                        for filter in &filters {
+                            stats += filter.stats();
+                        }
+                        continue;
+                    }
                 }
             }
             // Every match scored and counted: a disjunction of terms of one field a window
