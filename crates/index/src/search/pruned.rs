@@ -16,6 +16,7 @@ use apcache_codec::BLOCK_LEN;
 use super::block_max_and::block_max_and;
 use super::bm25::Bm25;
 use super::cancel;
+use super::field_scorers::single_field;
 use super::folded::Folded;
 use super::max_score_window::MaxScoreWindow;
 use super::node::Node;
@@ -136,6 +137,14 @@ impl<'q, 'f> FilteredShape<'q, 'f> {
             shape: Shape::And(terms, excluded),
             filters,
         })
+    }
+}
+
+impl FilteredShape<'_, '_> {
+    /// The one field the scoring terms are of, if they are of one.
+    pub fn scoring_field(&self) -> Option<&str> {
+        let (Shape::Or(terms, _) | Shape::And(terms, _)) = &self.shape;
+        single_field(terms.iter().map(|t| t.term))
     }
 }
 

@@ -285,12 +285,32 @@ impl<'a> Searcher<'a> {
                 scorers: Some(scorers),
             };
             if options.pruning && !options.count && options.k > 0 {
-                if let (Some(shape), Some(field)) = (&shape, field) {
+                // A flat shape of one field's terms; or one field's terms beside filters (which
+                // may name other fields), whose candidates every filter must hold.
+                let pruned_query = match (&shape, field) {
+                    (Some(shape), Some(field)) => Some((shape, field, &[][..])),
+                    _ => filtered.as_ref().and_then(|f| {
+                        f.scoring_field()
+                            .map(|field| (&f.shape, field, &f.filters[..]))
+                    }),
+                };
+                if let Some((shape, field, filter_clauses)) = pruned_query {
+                    let bm25 = scorers.of_field(field);
+                    let mut filters = filter_clauses
+                        .iter()
+                        .map(|f| compile(&opener, f, &weights))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    if filters.iter().any(|f| matches!(f, Node::Empty)) {
+                        continue;
+                    }
+                    for filter in &mut filters {
+                        filter.start()?;
+                    }
                     let best_postings = self.reader.best_postings_apply_in(i, field, bm25);
                     let outcome = pruned::search(
                         &opener,
                         shape,
-                        &mut [],
+                        &mut filters,
                         &weights,
                         bm25,
                         best_postings,
@@ -299,44 +319,10 @@ impl<'a> Searcher<'a> {
                     total += outcome.evaluated;
                     exact &= outcome.complete;
                     stats += outcome.stats;
-                    continue;
-                }
-                // Terms of one field beside filters (which may name other fields): the pruned
-                // conjunction keeps the candidates the filters hold.
-                if let Some(filtered) = &filtered {
-                    let (pruned::Shape::Or(terms, _) | pruned::Shape::And(terms, _)) =
-                        &filtered.shape;
-                    if let Some(field) = single_field(terms.iter().map(|t| t.term)) {
-                        let bm25 = scorers.of_field(field);
-                        let mut filters = filtered
-                            .filters
-                            .iter()
-                            .map(|f| compile(&opener, f, &weights))
-                            .collect::<Result<Vec<_>, _>>()?;
-                        if filters.iter().any(|f| matches!(f, Node::Empty)) {
-                            continue;
-                        }
-                        for filter in &mut filters {
-                            filter.start()?;
-                        }
-                        let best_postings = self.reader.best_postings_apply_in(i, field, bm25);
-                        let outcome = pruned::search(
-                            &opener,
-                            &filtered.shape,
-                            &mut filters,
-                            &weights,
-                            bm25,
-                            best_postings,
-                            &mut top,
-                        )?;
-                        total += outcome.evaluated;
-                        exact &= outcome.complete;
-                        stats += outcome.stats;
-                        for filter in &filters {
-                            stats += filter.stats();
-                        }
-                        continue;
+                    for filter in &filters {
+                        stats += filter.stats();
                     }
+                    continue;
                 }
             }
             // Every match scored and counted: a disjunction of terms of one field a window
