@@ -232,9 +232,9 @@ def _body_count(value: Any, name: str) -> int:
 def _one_stream(query: str, field: str) -> ApiError:
     """The server's refusal of a clause on one text field of a title-and-body index."""
     return illegal(
-        f"[{query}] on the text field [{field}]: apcache indexes the text fields of a document "
-        "together, as one stream of words, and cannot search one of them alone; search them "
-        "all with a query_string query without default_field"
+        f"[{query}] on the text field [{field}]: this index joins the text fields of its "
+        "documents (tab-separated title and body) into one stream of words, and cannot search "
+        "one of them alone; search them all with a query_string query without default_field"
     )
 
 
