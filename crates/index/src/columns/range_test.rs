@@ -38,7 +38,6 @@ pub struct RangeTest<'a> {
 
 impl<'a> RangeTest<'a> {
     /// The test of `[low, high]` in stored units, `[lo, hi]` in bound units.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         index: DocIndex<'a>,
         values: &'a [u8],
