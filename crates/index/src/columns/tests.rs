@@ -244,6 +244,21 @@ fn check_numeric(case: &Case, f: usize, column: NumericColumn<'_>, rng: &mut Rng
         let mut bits = vec![0u64; expected.len()];
         assert_eq!(column.matching(lo, hi, &mut bits), count, "[{lo}, {hi}]");
         assert_eq!(bits, expected, "field {f} [{lo}, {hi}]");
+        // The same documents found one at a time, from every start.
+        let ones = |test: Option<super::RangeTest<'_>>| {
+            let mut found = vec![0u64; expected.len()];
+            let mut from = 0;
+            while let Some(doc) = test.and_then(|t| t.next_match(from)) {
+                found[doc as usize / 64] |= 1 << (doc % 64);
+                from = doc + 1;
+            }
+            found
+        };
+        assert_eq!(
+            ones(column.range_test(lo, hi)),
+            expected,
+            "field {f} [{lo}, {hi}] one at a time"
+        );
     }
 }
 
@@ -307,6 +322,21 @@ fn check_keyword(case: &Case, f: usize, column: KeywordColumn<'_>, rng: &mut Rng
         let mut bits = vec![0u64; expected.len()];
         assert_eq!(column.matching(lo, hi, &mut bits), count, "[{lo}, {hi}]");
         assert_eq!(bits, expected, "field {f} [{lo}, {hi}]");
+        // The same documents found one at a time, from every start.
+        let ones = |test: Option<super::RangeTest<'_>>| {
+            let mut found = vec![0u64; expected.len()];
+            let mut from = 0;
+            while let Some(doc) = test.and_then(|t| t.next_match(from)) {
+                found[doc as usize / 64] |= 1 << (doc % 64);
+                from = doc + 1;
+            }
+            found
+        };
+        assert_eq!(
+            ones(column.range_test(lo, hi)),
+            expected,
+            "field {f} [{lo}, {hi}] one at a time"
+        );
     }
 }
 
