@@ -1,6 +1,5 @@
-//! How a JSON value reads as a field's value, as Elasticsearch coerces it: what the indexer
-//! maps documents with, public so that anything indexing the same documents elsewhere (a peer
-//! engine in a benchmark) reads them exactly alike.
+//! How a JSON value reads as a field's value, as Elasticsearch coerces it: text, integers,
+//! doubles and ids, for the mapper.
 
 use serde_json::Value;
 

@@ -16,7 +16,7 @@ mod document;
 mod error;
 pub mod field_terms;
 mod field_type;
-pub mod json_values;
+mod json_values;
 mod mapping;
 #[cfg(test)]
 mod tests;

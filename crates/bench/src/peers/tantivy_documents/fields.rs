@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use apcache_index::schema::{FieldType, IntegerWidth, KeywordOptions, Mapping};
+use apcache_index::schema::{FieldType, Mapping};
 use tantivy::schema::{
     DateOptions, DateTimePrecision, Field, IndexRecordOption, NumericOptions, Schema,
     TextFieldIndexing, TextOptions,
@@ -18,10 +18,10 @@ use crate::peers::tantivy_indexer::APCACHE_TOKENIZER_NAME;
 #[derive(Debug, Clone)]
 pub(super) enum Kind {
     Text,
-    Keyword(KeywordOptions),
-    Integer(IntegerWidth),
+    Keyword,
+    Integer,
     Double,
-    Date(apcache_index::schema::DateFormat),
+    Date,
     Boolean,
 }
 
@@ -33,8 +33,6 @@ pub(super) struct MappedField {
     /// Its tantivy name (the mapping's, dots replaced).
     pub(super) name: String,
     pub(super) kind: Kind,
-    /// A text field's keyword sub-field, and how it keeps values.
-    pub(super) sub: Option<(Field, KeywordOptions)>,
 }
 
 /// The fields of `mapping` (text fields' keyword sub-fields included), by the mapping's name:
@@ -58,15 +56,15 @@ pub(super) fn mapped_fields(mapping: &Mapping) -> Result<Vec<(String, String, Ki
     for (name, field_type) in mapping.fields() {
         let kind = match field_type {
             FieldType::Text(options) => {
-                if let Some((sub, keyword)) = &options.keyword {
-                    out.push((format!("{name}.{sub}"), Kind::Keyword(*keyword)));
+                if let Some((sub, _)) = &options.keyword {
+                    out.push((format!("{name}.{sub}"), Kind::Keyword));
                 }
                 Kind::Text
             }
-            FieldType::Keyword(options) => Kind::Keyword(*options),
-            FieldType::Integer(width) => Kind::Integer(*width),
+            FieldType::Keyword(_) => Kind::Keyword,
+            FieldType::Integer(_) => Kind::Integer,
             FieldType::Double { .. } => Kind::Double,
-            FieldType::Date(format) => Kind::Date(format.clone()),
+            FieldType::Date(_) => Kind::Date,
             FieldType::Boolean => Kind::Boolean,
         };
         out.push((name.to_owned(), kind));
@@ -112,16 +110,16 @@ pub(super) fn schema(fields: &[(String, String, Kind)]) -> Schema {
                     ),
                 );
             }
-            Kind::Keyword(_) => {
+            Kind::Keyword => {
                 builder.add_text_field(name, keyword());
             }
-            Kind::Integer(_) => {
+            Kind::Integer => {
                 builder.add_i64_field(name, numeric());
             }
             Kind::Double => {
                 builder.add_f64_field(name, numeric());
             }
-            Kind::Date(_) => {
+            Kind::Date => {
                 builder.add_date_field(
                     name,
                     DateOptions::default()
@@ -162,19 +160,8 @@ pub(super) fn fields_of(
                 field,
                 name: tantivy_name,
                 kind,
-                sub: None,
             },
         );
-    }
-    for (name, field_type) in mapping.fields() {
-        if let FieldType::Text(options) = field_type {
-            if let Some((sub, keyword)) = &options.keyword {
-                let sub = fields[&format!("{name}.{sub}")].field;
-                if let Some(text) = fields.get_mut(name) {
-                    text.sub = Some((sub, *keyword));
-                }
-            }
-        }
     }
     let present = schema.get_field(PRESENT_FIELD)?;
     Ok((fields, present))

@@ -1,8 +1,8 @@
 //! tantivy 0.27 as a peer engine over JSON documents under an Elasticsearch-style mapping, for
 //! the document-query latency benchmark against apcache and Lucene.
 //!
-//! [`TantivyDocuments::build`] indexes JSON lines the way apcache's indexer maps them
-//! (`apcache_index::schema::Mapper`), and [`TantivyDocuments::search`] runs the queries of
+//! [`TantivyDocuments::build`] passes each JSON line through apcache's own
+//! [`Mapper`](apcache_index::schema::Mapper) and indexes what it makes of it, and [`TantivyDocuments::search`] runs the queries of
 //! [`crate::document_queries`] in their JSON form. Scores are tantivy's own (BM25 per field, as
 //! apcache's), but every query matches the documents apcache's [`to_query`] matches, so that
 //! the benchmark compares engines answering the same question:
@@ -23,10 +23,9 @@
 //! - tantivy field names are the mapping's with `.` replaced by `__` (tantivy reads dots in
 //!   names as JSON paths in places).
 //!
-//! Lines are mapped as apcache maps them: a line that is not JSON, or that apcache refuses
-//! (a value that does not fit its field's type, an unknown field under `"dynamic": "strict"`,
-//! a metadata field other than `_id`, an invalid id), is skipped; so is a line whose id
-//! (`_id`, else the id field) was seen before. Fields the mapping does not name are not
+//! A line that is not JSON, or that apcache's mapper refuses (a value that does not fit its
+//! field's type, an unknown field under `"dynamic": "strict"`, a metadata field other than
+//! `_id`, an invalid or repeated id), is skipped. Fields the mapping does not name are not
 //! indexed: tantivy's schema is fixed when the index is created, so `"dynamic": true` adds
 //! nothing here (apcache would add the field; no query of the benchmark names such fields).
 //!
@@ -51,13 +50,12 @@
 //!
 //! [`to_query`]: crate::document_queries::to_query
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
 use apcache_index::analyzer::Analyzer;
-use apcache_index::schema::json_values::id_of;
-use apcache_index::schema::{check_id, Mapping};
+use apcache_index::schema::{Mapper, Mapping};
 use serde_json::Value;
 use tantivy::collector::{Collector, Count, TopDocs};
 use tantivy::indexer::{IndexWriterOptions, NoMergePolicy};
@@ -128,12 +126,14 @@ impl TantivyDocuments {
             .tokenizers()
             .register(APCACHE_TOKENIZER_NAME, ApcacheTokenizer::default());
         let (fields, present) = fields_of(&index, mapping)?;
-        let mapper = DocumentMapper {
-            mapping,
+        let converter = DocumentMapper {
             fields: &fields,
             present,
             analyzer: Analyzer::default(),
         };
+        // apcache's own mapper decides what each line holds, and refuses what apcache refuses
+        // (a repeated id included).
+        let mut mapper = Mapper::new(mapping.clone(), Some(id_field.to_owned()));
 
         let options = IndexWriterOptions::builder()
             .num_worker_threads(1)
@@ -144,7 +144,6 @@ impl TantivyDocuments {
         let mut writer: IndexWriter = index.writer_with_options(options)?;
         writer.set_merge_policy(Box::new(NoMergePolicy));
         let file = std::fs::File::open(documents).map_err(io(documents))?;
-        let mut ids: HashSet<String> = HashSet::new();
         let mut indexed = 0u64;
         for line in std::io::BufReader::new(file).lines() {
             let line = line.map_err(io(documents))?;
@@ -154,25 +153,10 @@ impl TantivyDocuments {
             let Ok(json) = serde_json::from_str::<Value>(&line) else {
                 continue;
             };
-            let Ok((document, id)) = mapper.map(&json) else {
+            let Ok(mapped) = mapper.map(&json) else {
                 continue;
             };
-            let id = match id {
-                Some(id) => Some(id),
-                None => match json.get(id_field) {
-                    Some(value) => match id_of(value) {
-                        Ok(id) => Some(id),
-                        Err(_) => continue,
-                    },
-                    None => None,
-                },
-            };
-            if let Some(id) = id {
-                if check_id(&id).is_err() || !ids.insert(id) {
-                    continue;
-                }
-            }
-            writer.add_document(document)?;
+            writer.add_document(converter.document(&mapped))?;
             indexed += 1;
         }
         writer.commit()?;
@@ -242,18 +226,18 @@ impl TantivyDocuments {
                 let order = if *descending { Order::Desc } else { Order::Asc };
                 let column = field.name.as_str();
                 match field.kind {
-                    Kind::Integer(_) => {
+                    Kind::Integer => {
                         self.top(query, top.order_by_fast_field::<i64>(column, order), count)
                     }
                     Kind::Double => {
                         self.top(query, top.order_by_fast_field::<f64>(column, order), count)
                     }
-                    Kind::Date(_) => self.top(
+                    Kind::Date => self.top(
                         query,
                         top.order_by_fast_field::<DateTime>(column, order),
                         count,
                     ),
-                    Kind::Keyword(_) => {
+                    Kind::Keyword => {
                         self.top(query, top.order_by_string_fast_field(column, order), count)
                     }
                     Kind::Text | Kind::Boolean => Err(format!("cannot sort by [{name}]")),

@@ -56,7 +56,7 @@ impl TantivyDocuments {
                     )),
                     Some(MappedField {
                         field,
-                        kind: Kind::Keyword(_),
+                        kind: Kind::Keyword,
                         ..
                     }) => Box::new(TermQuery::new(
                         Term::from_field_text(*field, value),
@@ -192,7 +192,7 @@ fn range(
     let field = mapped.field;
     // (lower, upper) in the field's terms, or None when nothing can match.
     let bounds: Option<(Bound<Term>, Bound<Term>)> = match &mapped.kind {
-        Kind::Integer(_) | Kind::Date(_) => {
+        Kind::Integer | Kind::Date => {
             let end = |v: &Value, up: bool| -> Result<Option<i64>, String> {
                 if v.is_null() {
                     return Ok(None);
@@ -207,7 +207,7 @@ fn range(
             };
             let (low, high) = (end(gte, true)?, end(lte, false)?);
             let term = |v: i64| match mapped.kind {
-                Kind::Date(_) => Term::from_field_date(field, DateTime::from_timestamp_millis(v)),
+                Kind::Date => Term::from_field_date(field, DateTime::from_timestamp_millis(v)),
                 _ => Term::from_field_i64(field, v),
             };
             let lo = low.unwrap_or(i64::MIN);
